@@ -1,0 +1,376 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+)
+
+const (
+	// ClusterFinalizer lets the controller remove the cloud resources of an OpenStackCluster
+	// before the object goes away.
+	ClusterFinalizer = "openstackcluster.infrastructure.cluster.x-k8s.io"
+
+	// DefaultAPIServerPort is the port of the API server when spec.apiServerPort is not set.
+	DefaultAPIServerPort = 6443
+
+	// MaxAvailabilityZoneSubnets is the largest number of per-AZ API server load balancers.
+	MaxAvailabilityZoneSubnets = 10
+)
+
+// OpenStackClusterSpec is the desired state of an OpenStackCluster.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.apiServerLoadBalancer) || !has(self.apiServerLoadBalancer.additionalPorts) || !((has(self.apiServerPort) ? self.apiServerPort : 6443) in self.apiServerLoadBalancer.additionalPorts)",fieldPath=".apiServerLoadBalancer.additionalPorts",message="must not contain the API server port (spec.apiServerPort, 6443 when not set): that port already has a listener"
+type OpenStackClusterSpec struct {
+	// IdentityRef names the Secret with the clouds.yaml used to reach OpenStack. Without it the
+	// controller provisions nothing and says so in the cluster's conditions.
+	// +optional
+	IdentityRef *OpenStackIdentityReference `json:"identityRef,omitempty"`
+
+	// ManagedSubnets asks the controller to create the cluster network with these subnets (and a
+	// router to the external network). Leave it empty to use an existing network (spec.network).
+	// +listType=map
+	// +listMapKey=cidr
+	// +kubebuilder:validation:MaxItems=2
+	// +optional
+	ManagedSubnets []SubnetSpec `json:"managedSubnets,omitempty"`
+
+	// Router selects an existing router for the managed network instead of creating one.
+	// +optional
+	Router *RouterParam `json:"router,omitempty"`
+
+	// NetworkMTU sets the MTU of the network the controller creates.
+	// +kubebuilder:validation:Minimum=68
+	// +optional
+	NetworkMTU *int `json:"networkMTU,omitempty"`
+
+	// ExternalNetwork selects the external network for the router and for floating IPs. When not
+	// set, the single external network of the cloud is used.
+	// +optional
+	ExternalNetwork *NetworkParam `json:"externalNetwork,omitempty"`
+
+	// DisableExternalNetwork means the cluster has no external network: no router gateway and no
+	// floating IPs.
+	// +optional
+	DisableExternalNetwork *bool `json:"disableExternalNetwork,omitempty"`
+
+	// Network selects an existing cluster network.
+	// +optional
+	Network *NetworkParam `json:"network,omitempty"`
+
+	// Subnets selects existing subnets of the cluster network.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=2
+	// +optional
+	Subnets []SubnetParam `json:"subnets,omitempty"`
+
+	// APIServerLoadBalancer configures the API server load balancer(s). Omit it to run the
+	// cluster without a load balancer in front of the API servers.
+	// +optional
+	APIServerLoadBalancer *APIServerLoadBalancer `json:"apiServerLoadBalancer,omitempty"`
+
+	// DisableAPIServerFloatingIP means no floating IP is attached to the API server endpoint.
+	// +optional
+	DisableAPIServerFloatingIP *bool `json:"disableAPIServerFloatingIP,omitempty"`
+
+	// APIServerFloatingIP is an existing floating IP address to use for the API server. With
+	// availabilityZoneSubnets it belongs to the first availability zone's load balancer. The
+	// controller never deletes it.
+	// +kubebuilder:validation:XValidation:rule="isIP(self) && ip(self).family() == 4",message="must be an IPv4 address"
+	// +kubebuilder:validation:MaxLength=15
+	// +optional
+	APIServerFloatingIP *string `json:"apiServerFloatingIP,omitempty"`
+
+	// APIServerFixedIP is the fixed address of the API server on the cluster network, used when
+	// floating IPs are disabled.
+	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="must be an IP address"
+	// +kubebuilder:validation:MaxLength=45
+	// +optional
+	APIServerFixedIP *string `json:"apiServerFixedIP,omitempty"`
+
+	// APIServerPort is the port the API servers listen on, and the port of the load balancer
+	// listener in front of them.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:default=6443
+	// +optional
+	APIServerPort int `json:"apiServerPort,omitempty"`
+
+	// ManagedSecurityGroups asks the controller to create the control plane and worker security
+	// groups with the rules Kubernetes needs.
+	// +optional
+	ManagedSecurityGroups *ManagedSecurityGroups `json:"managedSecurityGroups,omitempty"`
+
+	// DisablePortSecurity disables port security on the network the controller creates.
+	// +optional
+	DisablePortSecurity *bool `json:"disablePortSecurity,omitempty"`
+
+	// Tags are added to every Neutron and Octavia resource the controller creates.
+	// +listType=set
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+
+	// ControlPlaneEndpoint is the endpoint clients use to reach the API server. The controller
+	// fills it from the load balancer unless it is set. With availabilityZoneSubnets it must be
+	// set to a DNS name that resolves to the per-AZ load balancers.
+	// +optional
+	ControlPlaneEndpoint *clusterv1.APIEndpoint `json:"controlPlaneEndpoint,omitempty"`
+
+	// ControlPlaneAvailabilityZones restricts the Nova availability zones marked as suitable for
+	// control plane machines. All zones are when it is empty.
+	// +listType=set
+	// +optional
+	ControlPlaneAvailabilityZones []string `json:"controlPlaneAvailabilityZones,omitempty"`
+
+	// ControlPlaneOmitAvailabilityZone creates control plane servers without an availability zone,
+	// leaving the choice to Nova.
+	// +optional
+	ControlPlaneOmitAvailabilityZone *bool `json:"controlPlaneOmitAvailabilityZone,omitempty"`
+}
+
+// APIServerLoadBalancer configures the Octavia load balancer(s) in front of the API servers.
+//
+// Without availabilityZoneSubnets there is one load balancer. With it, there is one load balancer
+// per availability zone, each with its VIP on the subnet mapped to that zone.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || has(self.network)",fieldPath=".network",reason=FieldValueRequired,message="is required when availabilityZoneSubnets is set: every mapped subnet must be a subnet of this network"
+// +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || self.enabled",fieldPath=".enabled",message="must not be false when availabilityZoneSubnets is set; to run without a load balancer, remove apiServerLoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || !has(self.availabilityZone)",fieldPath=".availabilityZone",reason=FieldValueForbidden,message="cannot be combined with availabilityZoneSubnets: each entry of availabilityZoneSubnets already names its load balancer's availability zone"
+// +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || !has(self.subnets)",fieldPath=".subnets",reason=FieldValueForbidden,message="cannot be combined with availabilityZoneSubnets: each load balancer's VIP subnet comes from its availabilityZoneSubnets entry"
+type APIServerLoadBalancer struct {
+	// Enabled creates the load balancer. It defaults to true; to run without a load balancer,
+	// remove apiServerLoadBalancer from the spec instead.
+	// +kubebuilder:default=true
+	// +required
+	Enabled *bool `json:"enabled"`
+
+	// AdditionalPorts are further TCP ports, besides the API server port, that get a listener,
+	// pool and health monitor on every API server load balancer.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=65535
+	// +optional
+	AdditionalPorts []int `json:"additionalPorts,omitempty"`
+
+	// AllowedCIDRs restricts who may reach every listener of every API server load balancer,
+	// where the Octavia provider supports it.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:items:XValidation:rule="isCIDR(self)",messageExpression="'must be a CIDR such as 192.0.2.0/24, got ' + self"
+	// +optional
+	AllowedCIDRs []string `json:"allowedCIDRs,omitempty"`
+
+	// Provider is the Octavia provider to use; Octavia's default when not set.
+	// +optional
+	Provider *string `json:"provider,omitempty"`
+
+	// Network is the network that holds the load balancer VIPs. It defaults to the cluster
+	// network, and is required with availabilityZoneSubnets.
+	// +optional
+	Network *NetworkParam `json:"network,omitempty"`
+
+	// Subnets selects the VIP subnet of the single load balancer; only the first entry is used.
+	// Not allowed with availabilityZoneSubnets.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=2
+	// +optional
+	Subnets []SubnetParam `json:"subnets,omitempty"`
+
+	// AvailabilityZone is the Octavia availability zone of the single load balancer. It is the
+	// legacy single-zone shorthand; for one load balancer per zone use availabilityZoneSubnets.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	AvailabilityZone *string `json:"availabilityZone,omitempty"`
+
+	// Flavor is the Octavia flavor of the load balancer(s).
+	// +optional
+	Flavor *string `json:"flavor,omitempty"`
+
+	// Monitor configures the health monitor of every pool.
+	// +optional
+	Monitor *APIServerLoadBalancerMonitor `json:"monitor,omitempty"`
+
+	// AvailabilityZoneSubnets maps availability zones to VIP subnets: one API server load balancer
+	// is created per entry, named after its zone, with its VIP on the entry's subnet. Every subnet
+	// must belong to the network set in network. Publish one DNS A record per load balancer
+	// address under spec.controlPlaneEndpoint.host, which must then be set to a DNS name.
+	// +listType=map
+	// +listMapKey=availabilityZone
+	// +kubebuilder:validation:MaxItems=10
+	// +kubebuilder:validation:XValidation:rule="self.all(m, self.exists_one(o, o.subnet == m.subnet))",message="a subnet may be mapped to only one availability zone, but two entries select the same subnet"
+	// +optional
+	AvailabilityZoneSubnets []AZSubnetMapping `json:"availabilityZoneSubnets,omitempty"`
+
+	// AllowCrossAZLoadBalancerMembers registers every control plane machine with the load
+	// balancers of all availability zones. By default a machine joins only the load balancer of
+	// its own zone.
+	// +kubebuilder:default=false
+	// +optional
+	AllowCrossAZLoadBalancerMembers *bool `json:"allowCrossAZLoadBalancerMembers,omitempty"`
+}
+
+// AZSubnetMapping binds an availability zone to the subnet that holds its load balancer's VIP.
+type AZSubnetMapping struct {
+	// AvailabilityZone is the availability zone, as Nova and Octavia name it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	// +required
+	AvailabilityZone string `json:"availabilityZone"`
+
+	// Subnet selects the VIP subnet of this zone's load balancer. It must be a subnet of
+	// apiServerLoadBalancer.network.
+	// +required
+	Subnet SubnetParam `json:"subnet"`
+}
+
+// APIServerLoadBalancerMonitor configures the health monitor of the API server pools.
+type APIServerLoadBalancerMonitor struct {
+	// Delay is the number of seconds between probes.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=10
+	// +optional
+	Delay int `json:"delay,omitempty"`
+
+	// Timeout is the number of seconds a probe may take.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=5
+	// +optional
+	Timeout int `json:"timeout,omitempty"`
+
+	// MaxRetries is the number of successful probes before a member is ONLINE.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:default=5
+	// +optional
+	MaxRetries int `json:"maxRetries,omitempty"`
+
+	// MaxRetriesDown is the number of failed probes before a member is in ERROR.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:default=3
+	// +optional
+	MaxRetriesDown int `json:"maxRetriesDown,omitempty"`
+}
+
+// OpenStackClusterStatus is the observed state of an OpenStackCluster, on the Cluster API
+// v1beta2 provider contract.
+type OpenStackClusterStatus struct {
+	// Initialization reports when the cluster infrastructure is provisioned.
+	// +optional
+	Initialization *OpenStackClusterInitializationStatus `json:"initialization,omitempty"`
+
+	// Conditions describe the state of each piece of the cluster infrastructure.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// FailureDomains are the Nova availability zones machines may be placed in.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	FailureDomains []clusterv1.FailureDomain `json:"failureDomains,omitempty"`
+
+	// Network is the cluster network and its subnets.
+	// +optional
+	Network *NetworkStatusWithSubnets `json:"network,omitempty"`
+
+	// ExternalNetwork is the network used for the router gateway and floating IPs.
+	// +optional
+	ExternalNetwork *NetworkStatus `json:"externalNetwork,omitempty"`
+
+	// Router is the router of the cluster network.
+	// +optional
+	Router *Router `json:"router,omitempty"`
+
+	// APIServerLoadBalancer is the single API server load balancer. With
+	// availabilityZoneSubnets it mirrors the entry of apiServerLoadBalancers for the first
+	// mapping; it is deprecated there in favour of apiServerLoadBalancers.
+	// +optional
+	APIServerLoadBalancer *LoadBalancer `json:"apiServerLoadBalancer,omitempty"`
+
+	// APIServerLoadBalancers has one entry per availability zone load balancer.
+	// +listType=map
+	// +listMapKey=availabilityZone
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	APIServerLoadBalancers []LoadBalancer `json:"apiServerLoadBalancers,omitempty"`
+
+	// ControlPlaneSecurityGroup is the managed security group of control plane machines.
+	// +optional
+	ControlPlaneSecurityGroup *SecurityGroupStatus `json:"controlPlaneSecurityGroup,omitempty"`
+
+	// WorkerSecurityGroup is the managed security group of worker machines.
+	// +optional
+	WorkerSecurityGroup *SecurityGroupStatus `json:"workerSecurityGroup,omitempty"`
+}
+
+// OpenStackClusterInitializationStatus is the initialization part of the v1beta2 contract.
+// +kubebuilder:validation:MinProperties=1
+type OpenStackClusterInitializationStatus struct {
+	// Provisioned is true once the cluster infrastructure is ready for machines.
+	// +optional
+	Provisioned *bool `json:"provisioned,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=openstackclusters,scope=Namespaced,categories=cluster-api,shortName=osc
+// +kubebuilder:subresource:status
+// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1"
+// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster[.]x-k8s[.]io/cluster-name']",description="Cluster this OpenStackCluster belongs to"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the cluster infrastructure is ready"
+// +kubebuilder:printcolumn:name="Endpoint",type="string",JSONPath=".spec.controlPlaneEndpoint.host",description="API server endpoint"
+// +kubebuilder:printcolumn:name="API LB AZs",type="string",JSONPath=".status.apiServerLoadBalancers[*].availabilityZone",description="Availability zones that have an API server load balancer"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+//
+// The control plane endpoint rules live here rather than on the spec so that they do not apply to
+// OpenStackClusterTemplate: a ClusterClass usually patches the endpoint host in per cluster.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) || size(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) == 0 || (has(self.spec.controlPlaneEndpoint) && has(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host != '')",fieldPath=".spec.controlPlaneEndpoint.host",reason=FieldValueRequired,message="is required when spec.apiServerLoadBalancer.availabilityZoneSubnets is set: set it to a DNS name with one A record per availability zone load balancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) || size(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) == 0 || !has(self.spec.controlPlaneEndpoint) || !has(self.spec.controlPlaneEndpoint.host) || (!isIP(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host.matches('^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])*[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.]?$') && !self.spec.controlPlaneEndpoint.host.matches('(^|[.])[0-9]+[.]?$'))",fieldPath=".spec.controlPlaneEndpoint.host",messageExpression="'must be a DNS name, not an IP address, when spec.apiServerLoadBalancer.availabilityZoneSubnets is set: got ' + self.spec.controlPlaneEndpoint.host"
+
+// OpenStackCluster is the infrastructure of a Cluster API cluster on OpenStack: its network,
+// security groups and API server load balancer(s).
+type OpenStackCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec OpenStackClusterSpec `json:"spec"`
+
+	// +optional
+	Status OpenStackClusterStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// OpenStackClusterList is a list of OpenStackClusters.
+type OpenStackClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OpenStackCluster `json:"items"`
+}
+
+func init() {
+	objectTypes = append(objectTypes, &OpenStackCluster{}, &OpenStackClusterList{})
+}

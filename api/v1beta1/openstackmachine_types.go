@@ -1,0 +1,229 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+)
+
+const (
+	// MachineFinalizer lets the controller remove the server, its ports and its load balancer
+	// memberships before an OpenStackMachine goes away.
+	MachineFinalizer = "openstackmachine.infrastructure.cluster.x-k8s.io"
+)
+
+// OpenStackMachineSpec is the desired state of an OpenStackMachine.
+// +kubebuilder:validation:XValidation:rule="has(self.flavor) != has(self.flavorID)",message="exactly one of flavor or flavorID must be set"
+type OpenStackMachineSpec struct {
+	// ProviderID is the machine's ID as Cluster API knows it: openstack:///<server id>. The
+	// controller sets it.
+	// +optional
+	ProviderID *string `json:"providerID,omitempty"`
+
+	// Flavor is the name of the Nova flavor.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Flavor *string `json:"flavor,omitempty"`
+
+	// FlavorID is the ID of the Nova flavor.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	FlavorID *string `json:"flavorID,omitempty"`
+
+	// Image selects the Glance image to boot.
+	// +required
+	Image ImageParam `json:"image"`
+
+	// SSHKeyName is the name of a Nova keypair to inject.
+	// +optional
+	SSHKeyName string `json:"sshKeyName,omitempty"`
+
+	// Ports are the server's ports. When empty the server gets one port on the cluster network.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Ports []PortOpts `json:"ports,omitempty"`
+
+	// SecurityGroups are added to every port that does not list its own.
+	// +listType=atomic
+	// +optional
+	SecurityGroups []SecurityGroupParam `json:"securityGroups,omitempty"`
+
+	// Tags are added to the server and its ports.
+	// +listType=set
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+
+	// ServerMetadata is Nova metadata for the server.
+	// +listType=map
+	// +listMapKey=key
+	// +optional
+	ServerMetadata []ServerMetadata `json:"serverMetadata,omitempty"`
+
+	// ConfigDrive passes user data through a config drive instead of the metadata service.
+	// +optional
+	ConfigDrive *bool `json:"configDrive,omitempty"`
+
+	// ServerGroup puts the server in a Nova server group.
+	// +optional
+	ServerGroup *ServerGroupParam `json:"serverGroup,omitempty"`
+
+	// IdentityRef names the Secret with the clouds.yaml for this machine. The cluster's is used
+	// when it is not set.
+	// +optional
+	IdentityRef *OpenStackIdentityReference `json:"identityRef,omitempty"`
+}
+
+// ServerMetadata is one key and value of Nova server metadata.
+type ServerMetadata struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +required
+	Key string `json:"key"`
+
+	// +kubebuilder:validation:MaxLength=255
+	// +required
+	Value string `json:"value"`
+}
+
+// PortOpts describes one port of a server.
+// +kubebuilder:validation:XValidation:rule="!has(self.disablePortSecurity) || !self.disablePortSecurity || !has(self.securityGroups) || size(self.securityGroups) == 0",fieldPath=".securityGroups",reason=FieldValueForbidden,message="must be empty when disablePortSecurity is true"
+type PortOpts struct {
+	// Network is the port's network; the cluster network when not set.
+	// +optional
+	Network *NetworkParam `json:"network,omitempty"`
+
+	// Description of the port.
+	// +optional
+	Description *string `json:"description,omitempty"`
+
+	// NameSuffix is appended to the machine name to name the port; the port's index otherwise.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	NameSuffix *string `json:"nameSuffix,omitempty"`
+
+	// FixedIPs are the subnets and/or addresses the port gets.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	FixedIPs []FixedIP `json:"fixedIPs,omitempty"`
+
+	// SecurityGroups of the port; the machine's when not set.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	SecurityGroups []SecurityGroupParam `json:"securityGroups,omitempty"`
+
+	// Tags are added to the port, besides the machine's.
+	// +listType=set
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+
+	// DisablePortSecurity turns off port security on the port; the network's setting applies
+	// when not set.
+	// +optional
+	DisablePortSecurity *bool `json:"disablePortSecurity,omitempty"`
+}
+
+// FixedIP is a subnet and/or address for a port.
+// +kubebuilder:validation:MinProperties=1
+type FixedIP struct {
+	// Subnet selects the subnet of the address; it must be on the port's network.
+	// +optional
+	Subnet *SubnetParam `json:"subnet,omitempty"`
+
+	// IPAddress is a specific address.
+	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="must be an IP address"
+	// +kubebuilder:validation:MaxLength=45
+	// +optional
+	IPAddress *string `json:"ipAddress,omitempty"`
+}
+
+// OpenStackMachineStatus is the observed state of an OpenStackMachine, on the Cluster API
+// v1beta2 provider contract.
+type OpenStackMachineStatus struct {
+	// Initialization reports when the machine's infrastructure is provisioned.
+	// +optional
+	Initialization *OpenStackMachineInitializationStatus `json:"initialization,omitempty"`
+
+	// Conditions describe the state of the server and its load balancer membership.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Addresses are the server's addresses.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Addresses []clusterv1.MachineAddress `json:"addresses,omitempty"`
+
+	// InstanceID is the ID of the Nova server.
+	// +optional
+	InstanceID *string `json:"instanceID,omitempty"`
+
+	// InstanceState is the Nova state of the server.
+	// +optional
+	InstanceState *InstanceState `json:"instanceState,omitempty"`
+}
+
+// OpenStackMachineInitializationStatus is the initialization part of the v1beta2 contract.
+// +kubebuilder:validation:MinProperties=1
+type OpenStackMachineInitializationStatus struct {
+	// Provisioned is true once the server exists and has its addresses.
+	// +optional
+	Provisioned *bool `json:"provisioned,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=openstackmachines,scope=Namespaced,categories=cluster-api,shortName=osm
+// +kubebuilder:subresource:status
+// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1"
+// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",description="Cluster this OpenStackMachine belongs to"
+// +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.instanceState",description="Nova state of the server"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the machine's infrastructure is ready"
+// +kubebuilder:printcolumn:name="ProviderID",type="string",JSONPath=".spec.providerID",description="Provider ID of the server"
+// +kubebuilder:printcolumn:name="Machine",type="string",JSONPath=".metadata.ownerReferences[?(@.kind==\"Machine\")].name",description="Machine that owns this OpenStackMachine"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+
+// OpenStackMachine is the infrastructure of one Cluster API machine on OpenStack: a Nova server
+// and its ports.
+type OpenStackMachine struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec OpenStackMachineSpec `json:"spec"`
+
+	// +optional
+	Status OpenStackMachineStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// OpenStackMachineList is a list of OpenStackMachines.
+type OpenStackMachineList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OpenStackMachine `json:"items"`
+}
+
+func init() {
+	objectTypes = append(objectTypes, &OpenStackMachine{}, &OpenStackMachineList{})
+}

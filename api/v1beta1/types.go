@@ -1,0 +1,455 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+// This file holds the types shared by several kinds: references to OpenStack resources (by ID or
+// by filter) and the status shapes that describe what the controllers found or created.
+//
+// JSON field names and shapes follow upstream CAPO's v1beta1 API so that existing YAML applies
+// unchanged. Where upstream used MinProperties/MaxProperties to express "ID or filter", we use a
+// CEL rule instead: the API server then answers with a sentence that says what is wrong.
+
+// OpenStackIdentityReference names the Secret that holds the clouds.yaml used to reach OpenStack.
+type OpenStackIdentityReference struct {
+	// Name is the name of a Secret in the same namespace as the object that refers to it. The
+	// Secret holds clouds.yaml under the key "clouds.yaml" and, optionally, a CA bundle under
+	// "cacert".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// CloudName is the name of the cloud in clouds.yaml to use.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +required
+	CloudName string `json:"cloudName"`
+}
+
+// NeutronTag is a tag on a Neutron resource. It may not be empty and may not contain commas,
+// because Neutron's tag filters are comma separated.
+// +kubebuilder:validation:Pattern:="^[^,]+$"
+// +kubebuilder:validation:MinLength:=1
+// +kubebuilder:validation:MaxLength:=255
+type NeutronTag string
+
+// FilterByNeutronTags selects Neutron resources by their tags.
+type FilterByNeutronTags struct {
+	// Tags selects resources that have all of these tags.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Tags []NeutronTag `json:"tags,omitempty"`
+
+	// TagsAny selects resources that have at least one of these tags.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	TagsAny []NeutronTag `json:"tagsAny,omitempty"`
+
+	// NotTags excludes resources that have all of these tags.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	NotTags []NeutronTag `json:"notTags,omitempty"`
+
+	// NotTagsAny excludes resources that have any of these tags.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	NotTagsAny []NeutronTag `json:"notTagsAny,omitempty"`
+}
+
+// NetworkParam selects a Neutron network by ID or by filter, not both.
+// +kubebuilder:validation:XValidation:rule="has(self.id) != has(self.filter)",message="exactly one of id or filter must be set"
+type NetworkParam struct {
+	// ID is the UUID of the network.
+	// +kubebuilder:validation:Format:=uuid
+	// +optional
+	ID *string `json:"id,omitempty"`
+
+	// Filter selects the network by its attributes; it must match exactly one network.
+	// +optional
+	Filter *NetworkFilter `json:"filter,omitempty"`
+}
+
+// NetworkFilter selects a Neutron network. At least one property must be set.
+// +kubebuilder:validation:MinProperties:=1
+type NetworkFilter struct {
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Description string `json:"description,omitempty"`
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	ProjectID string `json:"projectID,omitempty"`
+
+	FilterByNeutronTags `json:",inline"`
+}
+
+// SubnetParam selects a Neutron subnet by ID or by filter, not both.
+// +kubebuilder:validation:XValidation:rule="has(self.id) != has(self.filter)",message="exactly one of id or filter must be set"
+type SubnetParam struct {
+	// ID is the UUID of the subnet.
+	// +kubebuilder:validation:Format:=uuid
+	// +optional
+	ID *string `json:"id,omitempty"`
+
+	// Filter selects the subnet by its attributes; it must match exactly one subnet.
+	// +optional
+	Filter *SubnetFilter `json:"filter,omitempty"`
+}
+
+// SubnetFilter selects a Neutron subnet. At least one property must be set.
+// +kubebuilder:validation:MinProperties:=1
+type SubnetFilter struct {
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Description string `json:"description,omitempty"`
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	ProjectID string `json:"projectID,omitempty"`
+	// +kubebuilder:validation:Enum=4;6
+	// +optional
+	IPVersion int `json:"ipVersion,omitempty"`
+	// +kubebuilder:validation:MaxLength=45
+	// +optional
+	GatewayIP string `json:"gatewayIP,omitempty"`
+	// +kubebuilder:validation:MaxLength=43
+	// +optional
+	CIDR string `json:"cidr,omitempty"`
+	// +kubebuilder:validation:Enum=slaac;dhcpv6-stateful;dhcpv6-stateless
+	// +optional
+	IPv6AddressMode string `json:"ipv6AddressMode,omitempty"`
+	// +kubebuilder:validation:Enum=slaac;dhcpv6-stateful;dhcpv6-stateless
+	// +optional
+	IPv6RAMode string `json:"ipv6RAMode,omitempty"`
+
+	FilterByNeutronTags `json:",inline"`
+}
+
+// RouterParam selects a Neutron router by ID or by filter, not both.
+// +kubebuilder:validation:XValidation:rule="has(self.id) != has(self.filter)",message="exactly one of id or filter must be set"
+type RouterParam struct {
+	// ID is the UUID of the router.
+	// +kubebuilder:validation:Format:=uuid
+	// +optional
+	ID *string `json:"id,omitempty"`
+
+	// Filter selects the router by its attributes; it must match exactly one router.
+	// +optional
+	Filter *RouterFilter `json:"filter,omitempty"`
+}
+
+// RouterFilter selects a Neutron router. At least one property must be set.
+// +kubebuilder:validation:MinProperties:=1
+type RouterFilter struct {
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Description string `json:"description,omitempty"`
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	ProjectID string `json:"projectID,omitempty"`
+
+	FilterByNeutronTags `json:",inline"`
+}
+
+// SecurityGroupParam selects a Neutron security group by ID or by filter, not both.
+// +kubebuilder:validation:XValidation:rule="has(self.id) != has(self.filter)",message="exactly one of id or filter must be set"
+type SecurityGroupParam struct {
+	// ID is the UUID of the security group.
+	// +kubebuilder:validation:Format:=uuid
+	// +optional
+	ID *string `json:"id,omitempty"`
+
+	// Filter selects the security group by its attributes; it must match exactly one group.
+	// +optional
+	Filter *SecurityGroupFilter `json:"filter,omitempty"`
+}
+
+// SecurityGroupFilter selects a Neutron security group. At least one property must be set.
+// +kubebuilder:validation:MinProperties:=1
+type SecurityGroupFilter struct {
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Description string `json:"description,omitempty"`
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	ProjectID string `json:"projectID,omitempty"`
+
+	FilterByNeutronTags `json:",inline"`
+}
+
+// ImageParam selects a Glance image by ID or by filter, not both.
+// +kubebuilder:validation:XValidation:rule="has(self.id) != has(self.filter)",message="exactly one of id or filter must be set"
+type ImageParam struct {
+	// ID is the UUID of the image.
+	// +kubebuilder:validation:Format:=uuid
+	// +optional
+	ID *string `json:"id,omitempty"`
+
+	// Filter selects the image by name and tags; it must match exactly one image.
+	// +optional
+	Filter *ImageFilter `json:"filter,omitempty"`
+}
+
+// ImageFilter selects a Glance image. At least one property must be set.
+// +kubebuilder:validation:MinProperties:=1
+type ImageFilter struct {
+	// Name is the image name.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Name *string `json:"name,omitempty"`
+
+	// Tags selects images that have all of these tags.
+	// +listType=set
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+}
+
+// ServerGroupParam selects a Nova server group by ID or by filter, not both.
+// +kubebuilder:validation:XValidation:rule="has(self.id) != has(self.filter)",message="exactly one of id or filter must be set"
+type ServerGroupParam struct {
+	// ID is the UUID of the server group.
+	// +kubebuilder:validation:Format:=uuid
+	// +optional
+	ID *string `json:"id,omitempty"`
+
+	// Filter selects the server group by name.
+	// +optional
+	Filter *ServerGroupFilter `json:"filter,omitempty"`
+}
+
+// ServerGroupFilter selects a Nova server group. At least one property must be set.
+// +kubebuilder:validation:MinProperties:=1
+type ServerGroupFilter struct {
+	// Name is the server group name.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Name *string `json:"name,omitempty"`
+}
+
+// SubnetSpec describes a subnet that the controller creates on the cluster network.
+type SubnetSpec struct {
+	// CIDR is the address range of the subnet, for example 10.6.0.0/24.
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="must be a CIDR, for example 10.6.0.0/24"
+	// +kubebuilder:validation:MaxLength=43
+	// +required
+	CIDR string `json:"cidr"`
+
+	// DNSNameservers are handed out to machines on the subnet by DHCP. They must be of the same
+	// IP version as the CIDR.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	DNSNameservers []string `json:"dnsNameservers,omitempty"`
+
+	// AllocationPools restricts the addresses that Neutron hands out automatically.
+	// +listType=atomic
+	// +optional
+	AllocationPools []AllocationPool `json:"allocationPools,omitempty"`
+}
+
+// AllocationPool is an inclusive range of addresses within a subnet.
+type AllocationPool struct {
+	// Start is the lowest address of the pool.
+	// +required
+	Start string `json:"start"`
+
+	// End is the highest address of the pool.
+	// +required
+	End string `json:"end"`
+}
+
+// ManagedSecurityGroups asks the controller to create and manage the cluster's security groups.
+type ManagedSecurityGroups struct {
+	// AllNodesSecurityGroupRules are extra rules added to the control plane and worker groups.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	AllNodesSecurityGroupRules []SecurityGroupRuleSpec `json:"allNodesSecurityGroupRules,omitempty"`
+
+	// ControlPlaneNodesSecurityGroupRules are extra rules added to the control plane group.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	ControlPlaneNodesSecurityGroupRules []SecurityGroupRuleSpec `json:"controlPlaneNodesSecurityGroupRules,omitempty"`
+
+	// WorkerNodesSecurityGroupRules are extra rules added to the worker group.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	WorkerNodesSecurityGroupRules []SecurityGroupRuleSpec `json:"workerNodesSecurityGroupRules,omitempty"`
+
+	// AllowAllInClusterTraffic opens all traffic between the cluster's machines.
+	// +kubebuilder:default:=false
+	// +required
+	AllowAllInClusterTraffic bool `json:"allowAllInClusterTraffic"`
+}
+
+// SecurityGroupRuleSpec is an extra rule for a managed security group.
+// +kubebuilder:validation:XValidation:rule="(has(self.remoteGroupID) ? 1 : 0) + (has(self.remoteIPPrefix) ? 1 : 0) + (has(self.remoteManagedGroups) ? 1 : 0) <= 1",message="at most one of remoteGroupID, remoteIPPrefix and remoteManagedGroups may be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.portRangeMin) || !has(self.portRangeMax) || self.portRangeMin <= self.portRangeMax",message="portRangeMin must not be greater than portRangeMax"
+type SecurityGroupRuleSpec struct {
+	// Name identifies the rule within its list; it is not sent to OpenStack.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+
+	// +optional
+	Description *string `json:"description,omitempty"`
+
+	// Direction is ingress or egress.
+	// +kubebuilder:validation:Enum=ingress;egress
+	// +required
+	Direction string `json:"direction"`
+
+	// +kubebuilder:validation:Enum=IPv4;IPv6
+	// +optional
+	EtherType *string `json:"etherType,omitempty"`
+
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	PortRangeMin *int `json:"portRangeMin,omitempty"`
+
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	PortRangeMax *int `json:"portRangeMax,omitempty"`
+
+	// Protocol is a Neutron protocol name (tcp, udp, icmp, ...) or number.
+	// +optional
+	Protocol *string `json:"protocol,omitempty"`
+
+	// +kubebuilder:validation:Format:=uuid
+	// +optional
+	RemoteGroupID *string `json:"remoteGroupID,omitempty"`
+
+	// +optional
+	RemoteIPPrefix *string `json:"remoteIPPrefix,omitempty"`
+
+	// RemoteManagedGroups names the managed groups whose members may reach this rule.
+	// +listType=set
+	// +optional
+	RemoteManagedGroups []ManagedSecurityGroupName `json:"remoteManagedGroups,omitempty"`
+}
+
+// ManagedSecurityGroupName names one of the security groups the controller manages.
+// +kubebuilder:validation:Enum=controlplane;worker
+type ManagedSecurityGroupName string
+
+// NetworkStatus is what the controller knows of a Neutron network.
+type NetworkStatus struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+}
+
+// NetworkStatusWithSubnets is a network with the subnets that are in use on it.
+type NetworkStatusWithSubnets struct {
+	NetworkStatus `json:",inline"`
+
+	// Subnets are the subnets of the network that are in use.
+	// +optional
+	Subnets []Subnet `json:"subnets,omitempty"`
+}
+
+// Subnet is what the controller knows of a Neutron subnet.
+type Subnet struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+	CIDR string `json:"cidr"`
+
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+}
+
+// Router is what the controller knows of a Neutron router.
+type Router struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+
+	// IPs are the router's external gateway addresses.
+	// +optional
+	IPs []string `json:"ips,omitempty"`
+}
+
+// LoadBalancer is what the controller knows of one API server load balancer.
+type LoadBalancer struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+
+	// IP is the address clients use: the floating IP when there is one, otherwise the VIP.
+	IP string `json:"ip"`
+
+	// InternalIP is the VIP address on the load balancer subnet.
+	InternalIP string `json:"internalIP"`
+
+	// AvailabilityZone is the availability zone this load balancer serves. It is empty for the
+	// single load balancer of a cluster without availabilityZoneSubnets.
+	// +kubebuilder:default=""
+	// +optional
+	AvailabilityZone string `json:"availabilityZone"`
+
+	// +optional
+	AllowedCIDRs []string `json:"allowedCIDRs,omitempty"`
+
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+
+	// LoadBalancerNetwork is the network, and the subnet, that holds the VIP.
+	// +optional
+	LoadBalancerNetwork *NetworkStatusWithSubnets `json:"loadBalancerNetwork,omitempty"`
+}
+
+// SecurityGroupStatus is what the controller knows of a managed security group.
+type SecurityGroupStatus struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+}
+
+// InstanceState is the state of a Nova server.
+type InstanceState string
+
+const (
+	InstanceStateBuild   InstanceState = "BUILD"
+	InstanceStateActive  InstanceState = "ACTIVE"
+	InstanceStateError   InstanceState = "ERROR"
+	InstanceStateStopped InstanceState = "STOPPED"
+	InstanceStateShutoff InstanceState = "SHUTOFF"
+	InstanceStateDeleted InstanceState = "DELETED"
+)

@@ -1,0 +1,225 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+)
+
+// +kubebuilder:webhook:verbs=create;update,path=/validate-infrastructure-cluster-x-k8s-io-v1beta1-openstackcluster,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,versions=v1beta1,name=validation.openstackcluster.infrastructure.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
+
+const immutableDetail = "cannot be changed after creation"
+
+// OpenStackCluster validates OpenStackClusters. Creation is fully covered by the CRD schema and its
+// CEL rules; this webhook enforces which fields may change afterwards.
+type OpenStackCluster struct{}
+
+var _ admission.Validator[*infrav1.OpenStackCluster] = &OpenStackCluster{}
+
+// ValidateCreate accepts everything the schema accepted.
+func (*OpenStackCluster) ValidateCreate(context.Context, *infrav1.OpenStackCluster) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateDelete accepts every deletion.
+func (*OpenStackCluster) ValidateDelete(context.Context, *infrav1.OpenStackCluster) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateUpdate follows upstream CAPO's immutability of network and load balancer placement, and
+// allows what the multi-AZ migration needs.
+func (*OpenStackCluster) ValidateUpdate(_ context.Context, oldObj, newObj *infrav1.OpenStackCluster) (admission.Warnings, error) {
+	warnings, errs := validateClusterSpecUpdate(&oldObj.Spec, &newObj.Spec, &oldObj.Status)
+	if len(errs) > 0 {
+		return warnings, apierrors.NewInvalid(infrav1.GroupVersion.WithKind("OpenStackCluster").GroupKind(), newObj.Name, errs)
+	}
+	return warnings, nil
+}
+
+func validateClusterSpecUpdate(oldSpec, newSpec *infrav1.OpenStackClusterSpec, status *infrav1.OpenStackClusterStatus) (admission.Warnings, field.ErrorList) {
+	specPath := field.NewPath("spec")
+	// Work on copies: every allowed change is copied from newer into older, and what still
+	// differs at the end is a change to an immutable field.
+	older, newer := oldSpec.DeepCopy(), newSpec.DeepCopy()
+
+	// Credentials may be rotated or moved to another Secret.
+	older.IdentityRef = newer.IdentityRef
+
+	// The endpoint may be set once; after that clients depend on it.
+	if older.ControlPlaneEndpoint == nil || older.ControlPlaneEndpoint.Host == "" {
+		older.ControlPlaneEndpoint = newer.ControlPlaneEndpoint
+	}
+
+	// Without floating IPs, the fixed IP may be pinned once.
+	if ptr.Deref(older.DisableAPIServerFloatingIP, false) && older.APIServerFixedIP == nil {
+		older.APIServerFixedIP = newer.APIServerFixedIP
+	}
+
+	// The floating IP may be pinned to the address the controller already uses.
+	if older.APIServerFloatingIP == nil && newer.APIServerFloatingIP != nil &&
+		status.APIServerLoadBalancer != nil && status.APIServerLoadBalancer.IP == *newer.APIServerFloatingIP {
+		older.APIServerFloatingIP = newer.APIServerFloatingIP
+	}
+
+	// Managed security groups may be turned on, and their rules changed, but not turned off:
+	// the machines still use them.
+	if newer.ManagedSecurityGroups != nil {
+		older.ManagedSecurityGroups = newer.ManagedSecurityGroups
+	}
+
+	// The DNS servers of a managed subnet may change; subnets are matched by CIDR.
+	for i := range older.ManagedSubnets {
+		for j := range newer.ManagedSubnets {
+			if older.ManagedSubnets[i].CIDR == newer.ManagedSubnets[j].CIDR {
+				older.ManagedSubnets[i].DNSNameservers = newer.ManagedSubnets[j].DNSNameservers
+			}
+		}
+	}
+
+	// Where control plane machines may go is a scheduling choice, not placement of existing
+	// resources.
+	older.ControlPlaneAvailabilityZones = newer.ControlPlaneAvailabilityZones
+	older.ControlPlaneOmitAvailabilityZone = newer.ControlPlaneOmitAvailabilityZone
+
+	// A network or subnet filter may be pinned to the ID it resolved to.
+	if status.Network != nil {
+		if newer.Network != nil && newer.Network.ID != nil && *newer.Network.ID == status.Network.ID {
+			older.Network = newer.Network
+		}
+		if subnetsPinnedToStatus(older.Subnets, newer.Subnets, status.Network.Subnets) {
+			older.Subnets = newer.Subnets
+		}
+	}
+
+	var warnings admission.Warnings
+	var errs field.ErrorList
+	if older.APIServerLoadBalancer != nil && newer.APIServerLoadBalancer != nil {
+		warnings, errs = allowLoadBalancerChanges(older.APIServerLoadBalancer, newer.APIServerLoadBalancer, specPath.Child("apiServerLoadBalancer"))
+	}
+
+	errs = append(errs, forbidChanges(specPath, older, newer, immutableDetail)...)
+	return warnings, errs
+}
+
+// allowLoadBalancerChanges copies the load balancer fields that may change from newer into older,
+// and returns the errors of changes that are never allowed, with a message that says how to get
+// there instead.
+func allowLoadBalancerChanges(older, newer *infrav1.APIServerLoadBalancer, path *field.Path) (admission.Warnings, field.ErrorList) {
+	older.AllowedCIDRs = newer.AllowedCIDRs
+	older.Monitor = newer.Monitor
+	older.AdditionalPorts = newer.AdditionalPorts
+	older.AllowCrossAZLoadBalancerMembers = newer.AllowCrossAZLoadBalancerMembers
+
+	var warnings admission.Warnings
+	oldMap, newMap := older.AvailabilityZoneSubnets, newer.AvailabilityZoneSubnets
+	errs := validateAZSubnetsUpdate(oldMap, newMap, path.Child("availabilityZoneSubnets"))
+
+	if len(oldMap) == 0 && len(newMap) > 0 {
+		// Migration from a single load balancer: the VIP network must now be explicit, and the
+		// single-LB placement fields give way to the mapping (CEL forbids combining them).
+		if older.Network == nil {
+			older.Network = newer.Network
+		}
+		older.AvailabilityZone = newer.AvailabilityZone
+		older.Subnets = newer.Subnets
+		warnings = append(warnings, fmt.Sprintf(
+			"%s: the existing API server load balancer is renamed to the %q availability zone's name and keeps its addresses; "+
+				"publish a DNS A record for each new availability zone load balancer once it has an address", path.Child("availabilityZoneSubnets"), newMap[0].AvailabilityZone))
+	}
+	for _, removed := range removedZones(oldMap, newMap) {
+		warnings = append(warnings, fmt.Sprintf(
+			"%s: the load balancer of availability zone %q will be deleted; remove its DNS A record first", path.Child("availabilityZoneSubnets"), removed))
+	}
+	older.AvailabilityZoneSubnets = newMap
+	return warnings, errs
+}
+
+// validateAZSubnetsUpdate rejects changes that would silently move an existing load balancer: a new
+// subnet for a zone that stays, and a new order for the zones that stay (the first zone's load
+// balancer is the one that inherits the legacy load balancer, its status mirror and the user's
+// floating IP).
+func validateAZSubnetsUpdate(oldMap, newMap []infrav1.AZSubnetMapping, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	oldByZone := make(map[string]infrav1.AZSubnetMapping, len(oldMap))
+	for _, m := range oldMap {
+		oldByZone[m.AvailabilityZone] = m
+	}
+	var keptInNewOrder []string
+	for i, m := range newMap {
+		prev, kept := oldByZone[m.AvailabilityZone]
+		if !kept {
+			continue
+		}
+		keptInNewOrder = append(keptInNewOrder, m.AvailabilityZone)
+		if !equality.Semantic.DeepEqual(prev.Subnet, m.Subnet) {
+			errs = append(errs, field.Forbidden(path.Index(i).Child("subnet"), fmt.Sprintf(
+				"the subnet of availability zone %q cannot be changed in place, because that replaces its load balancer and changes its address; "+
+					"to move it, remove its DNS A record, remove the %q entry and wait for its load balancer to be deleted, then add the entry back with the new subnet",
+				m.AvailabilityZone, m.AvailabilityZone)))
+		}
+	}
+	var keptInOldOrder []string
+	for _, m := range oldMap {
+		if slices.Contains(keptInNewOrder, m.AvailabilityZone) {
+			keptInOldOrder = append(keptInOldOrder, m.AvailabilityZone)
+		}
+	}
+	firstMoved := len(oldMap) > 0 && len(keptInOldOrder) > 0 && keptInOldOrder[0] == oldMap[0].AvailabilityZone && newMap[0].AvailabilityZone != oldMap[0].AvailabilityZone
+	if !slices.Equal(keptInOldOrder, keptInNewOrder) || firstMoved {
+		errs = append(errs, field.Forbidden(path, fmt.Sprintf(
+			"existing entries must keep their order and %q must stay first: the first entry's load balancer carries status.apiServerLoadBalancer and spec.apiServerFloatingIP; add new zones after it",
+			oldMap[0].AvailabilityZone)))
+	}
+	return errs
+}
+
+func removedZones(oldMap, newMap []infrav1.AZSubnetMapping) []string {
+	var removed []string
+	for _, o := range oldMap {
+		if !slices.ContainsFunc(newMap, func(n infrav1.AZSubnetMapping) bool { return n.AvailabilityZone == o.AvailabilityZone }) {
+			removed = append(removed, o.AvailabilityZone)
+		}
+	}
+	return removed
+}
+
+// subnetsPinnedToStatus reports whether newer differs from older only by replacing entries with
+// the IDs of subnets the controller already uses.
+func subnetsPinnedToStatus(older, newer []infrav1.SubnetParam, inUse []infrav1.Subnet) bool {
+	if len(older) != len(newer) {
+		return false
+	}
+	for i := range newer {
+		if equality.Semantic.DeepEqual(older[i], newer[i]) {
+			continue
+		}
+		if newer[i].ID == nil || !slices.ContainsFunc(inUse, func(s infrav1.Subnet) bool { return s.ID == *newer[i].ID }) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,57 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhooks
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+)
+
+// +kubebuilder:webhook:verbs=create;update,path=/validate-infrastructure-cluster-x-k8s-io-v1beta1-openstackmachine,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,versions=v1beta1,name=validation.openstackmachine.infrastructure.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
+
+// OpenStackMachine validates OpenStackMachines: a server is not rebuilt in place, so its spec is
+// immutable apart from the provider ID (set by the controller) and the credentials.
+type OpenStackMachine struct{}
+
+var _ admission.Validator[*infrav1.OpenStackMachine] = &OpenStackMachine{}
+
+// ValidateCreate accepts everything the schema accepted.
+func (*OpenStackMachine) ValidateCreate(context.Context, *infrav1.OpenStackMachine) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateDelete accepts every deletion.
+func (*OpenStackMachine) ValidateDelete(context.Context, *infrav1.OpenStackMachine) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateUpdate rejects changes to anything but spec.providerID and spec.identityRef.
+func (*OpenStackMachine) ValidateUpdate(_ context.Context, oldObj, newObj *infrav1.OpenStackMachine) (admission.Warnings, error) {
+	older, newer := oldObj.Spec.DeepCopy(), newObj.Spec.DeepCopy()
+	older.ProviderID = newer.ProviderID
+	older.IdentityRef = newer.IdentityRef
+	errs := forbidChanges(field.NewPath("spec"), older, newer, "cannot be changed: the server is not rebuilt in place; replace the Machine instead")
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(infrav1.GroupVersion.WithKind("OpenStackMachine").GroupKind(), newObj.Name, errs)
+	}
+	return nil, nil
+}
