@@ -60,7 +60,6 @@ type options struct {
 	webhookCertDir     string
 	webhookCertName    string
 	webhookKeyName     string
-	enableWebhooks     bool
 	syncPeriod         time.Duration
 	watchNamespace     string
 	watchFilterValue   string

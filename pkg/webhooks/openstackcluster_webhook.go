@@ -55,7 +55,8 @@ func (*OpenStackCluster) ValidateDelete(context.Context, *infrav1.OpenStackClust
 func (*OpenStackCluster) ValidateUpdate(_ context.Context, oldObj, newObj *infrav1.OpenStackCluster) (admission.Warnings, error) {
 	warnings, errs := validateClusterSpecUpdate(&oldObj.Spec, &newObj.Spec, &oldObj.Status)
 	if len(errs) > 0 {
-		return warnings, apierrors.NewInvalid(infrav1.GroupVersion.WithKind("OpenStackCluster").GroupKind(), newObj.Name, errs)
+		// The warnings describe what an accepted change would do; none of it happens.
+		return nil, apierrors.NewInvalid(infrav1.GroupVersion.WithKind("OpenStackCluster").GroupKind(), newObj.Name, errs)
 	}
 	return warnings, nil
 }

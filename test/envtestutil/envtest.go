@@ -142,7 +142,9 @@ func waitForWebhooks(ctx context.Context, mgr ctrl.Manager) error {
 func (e *Environment) Stop() {
 	if e.cancel != nil {
 		e.cancel()
-		<-e.done
+		if err := <-e.done; err != nil {
+			fmt.Fprintln(os.Stderr, "the webhook manager stopped with an error:", err)
+		}
 	}
 	_ = e.env.Stop()
 }

@@ -1,0 +1,146 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
+)
+
+func parse(t *testing.T, args ...string) (*options, error) {
+	t.Helper()
+	o := newOptions()
+	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+	o.addFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return o, o.validate()
+}
+
+func TestFlags(t *testing.T) {
+	g := NewWithT(t)
+	o, err := parse(t)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.webhookPort).To(Equal(9443))
+	g.Expect(o.syncPeriod).To(Equal(10 * time.Minute))
+	g.Expect(o.leaderElect).To(BeFalse())
+
+	o, err = parse(t, "--leader-elect", "--openstackcluster-concurrency=3", "--openstackmachine-concurrency=7",
+		"--watch-filter=team-a", "--namespace=capi", "--sync-period=1m", "--v=4", "--health-addr=:9999",
+		"--diagnostics-address=:8080", "--insecure-diagnostics")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.leaderElect).To(BeTrue())
+	g.Expect(o.clusterConcurrency).To(Equal(3))
+	g.Expect(o.machineConcurrency).To(Equal(7))
+	g.Expect(o.watchFilterValue).To(Equal("team-a"))
+	g.Expect(o.watchNamespace).To(Equal("capi"))
+	g.Expect(o.manager.InsecureDiagnostics).To(BeTrue())
+
+	_, err = parse(t, "--openstackcluster-concurrency=0", "--sync-period=0s")
+	g.Expect(err).To(MatchError(And(ContainSubstring("--openstackcluster-concurrency must be at least 1, got 0"),
+		ContainSubstring("--sync-period must be positive"))))
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestManagerStartsAndServesWebhooks runs the manager as main builds it, with no controllers,
+// against a real API server whose webhook configuration points at it.
+func TestManagerStartsAndServesWebhooks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs envtest")
+	}
+	g := NewWithT(t)
+	root := envtestutil.RepoRoot()
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{filepath.Join(root, "config", "webhook")}},
+	}
+	cfg, err := env.Start()
+	g.Expect(err).NotTo(HaveOccurred(), "is KUBEBUILDER_ASSETS set? 'make test' sets it")
+	defer func() { _ = env.Stop() }()
+
+	wio := env.WebhookInstallOptions
+	healthPort := freePort(t)
+	o, err := parse(t,
+		fmt.Sprintf("--health-addr=127.0.0.1:%d", healthPort),
+		"--diagnostics-address=0",
+		fmt.Sprintf("--webhook-port=%d", wio.LocalServingPort),
+		"--webhook-cert-dir="+wio.LocalServingCertDir)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	mgr, err := newManager(cfg, o)
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		g.Expect(<-done).To(Succeed())
+	}()
+
+	probe := func(path string) func() (int, error) {
+		return func() (int, error) {
+			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", healthPort, path))
+			if err != nil {
+				return 0, err
+			}
+			defer func() { _ = resp.Body.Close() }()
+			return resp.StatusCode, nil
+		}
+	}
+	g.Eventually(probe("/healthz"), 30*time.Second, 100*time.Millisecond).Should(Equal(http.StatusOK))
+	g.Eventually(probe("/readyz"), 30*time.Second, 100*time.Millisecond).Should(Equal(http.StatusOK))
+
+	// The API server calls this manager's webhooks: an immutable change is rejected by them.
+	c, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	cluster := &infrav1.OpenStackCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "default"},
+		Spec:       infrav1.OpenStackClusterSpec{APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true)}},
+	}
+	g.Expect(c.Create(ctx, cluster)).To(Succeed())
+	cluster.Spec.APIServerLoadBalancer.Provider = ptr.To("ovn")
+	err = c.Update(ctx, cluster)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(strings.Contains(err.Error(), "spec.apiServerLoadBalancer.provider: Forbidden")).To(BeTrue(), err.Error())
+}
