@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package clients holds one interface per OpenStack API the provider uses, each a thin wrapper
+// over gophercloud that returns gophercloud's types and records a Prometheus metric per call.
+// There is no business logic here: services decide what to call, and tests replace these
+// interfaces with the generated mocks in clients/mock.
+package clients
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	requestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "capo_openstack_api_requests_total",
+		Help: "OpenStack API calls made by the provider, by service, operation and HTTP status class (2xx, 4xx, 5xx, or error when no HTTP answer came back).",
+	}, []string{"service", "operation", "code"})
+
+	requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "capo_openstack_api_request_duration_seconds",
+		Help:    "Latency of the OpenStack API calls made by the provider, by service, operation and HTTP status class.",
+		Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+	}, []string{"service", "operation", "code"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(requestsTotal, requestDuration)
+}
+
+// Service names, as used in the metric labels.
+const (
+	serviceNetwork      = "network"
+	serviceLoadBalancer = "loadbalancer"
+	serviceCompute      = "compute"
+	serviceImage        = "image"
+)
+
+// statusClass turns the outcome of a gophercloud call into the metric's code label.
+func statusClass(err error) string {
+	if err == nil {
+		return "2xx"
+	}
+	var unexpected gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &unexpected) && unexpected.Actual >= 100 {
+		return strconv.Itoa(unexpected.Actual/100) + "xx"
+	}
+	return "error"
+}
+
+// observe records one call. It is the only place that touches the metrics.
+func observe(service, operation string, start time.Time, err error) {
+	code := statusClass(err)
+	requestsTotal.WithLabelValues(service, operation, code).Inc()
+	requestDuration.WithLabelValues(service, operation, code).Observe(time.Since(start).Seconds())
+}
+
+// call runs f and records it.
+func call[T any](service, operation string, f func() (T, error)) (T, error) {
+	start := time.Now()
+	v, err := f()
+	observe(service, operation, start, err)
+	return v, err
+}
+
+// callErr runs f, which returns only an error, and records it.
+func callErr(service, operation string, f func() error) error {
+	start := time.Now()
+	err := f()
+	observe(service, operation, start, err)
+	return err
+}

@@ -1,0 +1,345 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package scope turns an identityRef (a Secret holding clouds.yaml) into authenticated OpenStack
+// clients. Authenticated provider clients are cached per credential, so reconciles reuse tokens;
+// gophercloud re-authenticates by itself when a token expires.
+//
+// Nothing in this package logs or returns credential values: errors name the Secret, the key and
+// the cloud, never what is in them.
+package scope
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	"github.com/gophercloud/utils/v2/openstack/clientconfig"
+	"gopkg.in/yaml.v3"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/lru"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+)
+
+const (
+	// CloudsSecretKey is the key of the identity Secret that holds clouds.yaml.
+	CloudsSecretKey = "clouds.yaml"
+	// CACertSecretKey is the optional key of the identity Secret that holds a PEM CA bundle.
+	CACertSecretKey = "cacert"
+
+	// envPrefixNobodySets keeps the manager's own environment (OS_CLOUD, OS_PASSWORD, ...) out of
+	// the credentials: gophercloud's clientconfig reads variables with this prefix.
+	envPrefixNobodySets = "CAPO_MULTIAZ_SCOPE_UNUSED_"
+
+	defaultCacheSize = 256
+)
+
+// ErrNoIdentityRef is returned when an object names no identity Secret.
+var ErrNoIdentityRef = errors.New("spec.identityRef is not set: name the Secret that holds clouds.yaml and the cloud to use")
+
+// Clients are the OpenStack clients for one credential.
+type Clients struct {
+	Network      clients.NetworkClient
+	LoadBalancer clients.LoadBalancerClient
+	Compute      clients.ComputeClient
+	Image        clients.ImageClient
+
+	// ProjectID is the project the credentials are scoped to, when Keystone says so.
+	ProjectID string
+}
+
+// Factory builds Clients from an identityRef. Controllers take a Factory so that tests can hand
+// them fake OpenStack clients.
+type Factory interface {
+	NewClients(ctx context.Context, namespace string, ref *infrav1.OpenStackIdentityReference) (*Clients, error)
+}
+
+// SecretFactory reads the identity Secret and authenticates, caching authenticated provider clients
+// per credential.
+type SecretFactory struct {
+	// Reader reads Secrets. Pass the manager's API reader, so that Secrets are not cached.
+	Reader client.Reader
+	// Log receives warnings such as TLS verification being off. Never credentials.
+	Log logr.Logger
+	// Timeout bounds each HTTP request to OpenStack; 0 means 60 seconds.
+	Timeout time.Duration
+
+	mu    sync.Mutex
+	cache *lru.Cache
+}
+
+var _ Factory = &SecretFactory{}
+
+// cachedProvider is an authenticated provider client and the service clients built on it.
+// Building a service client may query the endpoint's version document, so they are built once per
+// credential, not per reconcile; gophercloud's clients are safe for concurrent use.
+type cachedProvider struct {
+	provider *gophercloud.ProviderClient
+	clients  *Clients
+}
+
+// credential is what one identityRef resolves to.
+type credential struct {
+	secretRef string // namespace/name, for messages
+	cloudName string
+	cloud     *clientconfig.Cloud
+	clouds    map[string]clientconfig.Cloud
+	caPEM     []byte
+	cacheKey  string
+}
+
+// NewClients returns authenticated clients for the identityRef of an object in namespace.
+func (f *SecretFactory) NewClients(ctx context.Context, namespace string, ref *infrav1.OpenStackIdentityReference) (*Clients, error) {
+	if ref == nil {
+		return nil, ErrNoIdentityRef
+	}
+	cred, err := f.readCredential(ctx, namespace, ref)
+	if err != nil {
+		return nil, err
+	}
+	cached, err := f.provider(ctx, cred)
+	if err != nil {
+		return nil, err
+	}
+	return cached.clients, nil
+}
+
+func (f *SecretFactory) readCredential(ctx context.Context, namespace string, ref *infrav1.OpenStackIdentityReference) (*credential, error) {
+	secretRef := namespace + "/" + ref.Name
+	secret := &corev1.Secret{}
+	if err := f.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("identity Secret %s named by identityRef does not exist", secretRef)
+		}
+		return nil, fmt.Errorf("reading identity Secret %s: %w", secretRef, err)
+	}
+	raw, ok := secret.Data[CloudsSecretKey]
+	if !ok || len(raw) == 0 {
+		return nil, fmt.Errorf("identity Secret %s has no %q key", secretRef, CloudsSecretKey)
+	}
+	var parsed clientconfig.Clouds
+	if err := yaml.Unmarshal(raw, &parsed); err != nil {
+		// yaml's message can quote the offending value, which may be a password: keep only the
+		// line number.
+		return nil, fmt.Errorf("identity Secret %s: key %q is not valid clouds.yaml%s", secretRef, CloudsSecretKey, yamlErrorLine(err))
+	}
+	cloud, ok := parsed.Clouds[ref.CloudName]
+	if !ok {
+		names := make([]string, 0, len(parsed.Clouds))
+		for name := range parsed.Clouds {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		return nil, fmt.Errorf("identity Secret %s: cloud %q is not in %q (it has: %s)", secretRef, ref.CloudName, CloudsSecretKey, strings.Join(names, ", "))
+	}
+	caPEM := secret.Data[CACertSecretKey]
+
+	sum := sha256.New()
+	for _, part := range [][]byte{[]byte(secretRef), []byte(ref.CloudName), raw, caPEM} {
+		sum.Write(part)
+		sum.Write([]byte{0})
+	}
+	return &credential{
+		secretRef: secretRef,
+		cloudName: ref.CloudName,
+		cloud:     &cloud,
+		clouds:    parsed.Clouds,
+		caPEM:     caPEM,
+		cacheKey:  hex.EncodeToString(sum.Sum(nil)),
+	}, nil
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+func yamlErrorLine(err error) string {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		return " (error at line " + m[1] + ")"
+	}
+	return ""
+}
+
+// provider returns the cached authenticated provider client for the credential, authenticating
+// on a cache miss. A changed Secret has a new cache key, so an edit takes effect at once.
+func (f *SecretFactory) provider(ctx context.Context, cred *credential) (*cachedProvider, error) {
+	f.mu.Lock()
+	if f.cache == nil {
+		f.cache = lru.New(defaultCacheSize)
+	}
+	if v, ok := f.cache.Get(cred.cacheKey); ok {
+		f.mu.Unlock()
+		return v.(*cachedProvider), nil
+	}
+	f.mu.Unlock()
+
+	cached, err := f.authenticate(ctx, cred)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.cache.Add(cred.cacheKey, cached)
+	f.mu.Unlock()
+	return cached, nil
+}
+
+type staticClouds map[string]clientconfig.Cloud
+
+func (s staticClouds) LoadCloudsYAML() (map[string]clientconfig.Cloud, error) { return s, nil }
+func (s staticClouds) LoadSecureCloudsYAML() (map[string]clientconfig.Cloud, error) {
+	return map[string]clientconfig.Cloud{}, nil
+}
+func (s staticClouds) LoadPublicCloudsYAML() (map[string]clientconfig.Cloud, error) {
+	return map[string]clientconfig.Cloud{}, nil
+}
+
+func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*cachedProvider, error) {
+	where := fmt.Sprintf("identity Secret %s, cloud %q", cred.secretRef, cred.cloudName)
+
+	// clientconfig understands every auth_type of clouds.yaml (password, v3applicationcredential,
+	// token, ...); it reads only the clouds we hand it and only environment variables nobody sets.
+	authOpts, err := clientconfig.AuthOptions(&clientconfig.ClientOpts{
+		Cloud:     cred.cloudName,
+		EnvPrefix: envPrefixNobodySets,
+		YAMLOpts:  staticClouds(cred.clouds),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	authOpts.AllowReauth = true
+
+	tlsConfig, err := f.tlsConfig(cred)
+	if err != nil {
+		return nil, err
+	}
+	provider, err := openstack.NewClient(authOpts.IdentityEndpoint)
+	if err != nil {
+		return nil, fmt.Errorf("%s: auth_url: %w", where, err)
+	}
+	timeout := f.Timeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = tlsConfig
+	provider.HTTPClient = http.Client{Transport: transport, Timeout: timeout}
+	provider.UserAgent.Prepend("capo-multiaz")
+
+	if err := openstack.Authenticate(ctx, provider, *authOpts); err != nil {
+		return nil, fmt.Errorf("%s: authenticating: %w", where, err)
+	}
+
+	serviceClients, err := newServiceClients(provider, endpointOpts(cred.cloud), where)
+	if err != nil {
+		return nil, err
+	}
+	serviceClients.ProjectID = projectID(provider)
+	return &cachedProvider{provider: provider, clients: serviceClients}, nil
+}
+
+// projectID is the project of a Keystone v3 token, or "" (v2, or a token without a project).
+func projectID(provider *gophercloud.ProviderClient) string {
+	result, ok := provider.GetAuthResult().(tokens.CreateResult)
+	if !ok {
+		return ""
+	}
+	project, err := result.ExtractProject()
+	if err != nil || project == nil {
+		return ""
+	}
+	return project.ID
+}
+
+func (f *SecretFactory) tlsConfig(cred *credential) (*tls.Config, error) {
+	config := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(cred.caPEM) > 0 {
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(cred.caPEM) {
+			return nil, fmt.Errorf("identity Secret %s: key %q holds no PEM certificate", cred.secretRef, CACertSecretKey)
+		}
+		config.RootCAs = pool
+	}
+	if cred.cloud.Verify != nil && !*cred.cloud.Verify {
+		f.Log.Info("TLS certificate verification is off for this cloud (verify: false in clouds.yaml); do not use this in production",
+			"secret", cred.secretRef, "cloud", cred.cloudName)
+		config.InsecureSkipVerify = true //nolint:gosec // the user asked for it in clouds.yaml, and we warn.
+	}
+	return config, nil
+}
+
+// endpointOpts picks the region and the endpoint interface (public, internal or admin).
+func endpointOpts(cloud *clientconfig.Cloud) gophercloud.EndpointOpts {
+	iface := cloud.Interface
+	if iface == "" {
+		iface = cloud.EndpointType
+	}
+	iface = strings.TrimSuffix(strings.ToLower(iface), "url")
+	availability := gophercloud.AvailabilityPublic
+	switch iface {
+	case "internal":
+		availability = gophercloud.AvailabilityInternal
+	case "admin":
+		availability = gophercloud.AvailabilityAdmin
+	}
+	return gophercloud.EndpointOpts{Region: cloud.RegionName, Availability: availability}
+}
+
+func newServiceClients(provider *gophercloud.ProviderClient, endpoint gophercloud.EndpointOpts, where string) (*Clients, error) {
+	missing := func(service string, err error) error {
+		return fmt.Errorf("%s: no usable %s endpoint (region %q, interface %s) in the service catalog: %w", where, service, endpoint.Region, endpoint.Availability, err)
+	}
+	network, err := openstack.NewNetworkV2(provider, endpoint)
+	if err != nil {
+		return nil, missing("network (Neutron)", err)
+	}
+	lb, err := openstack.NewLoadBalancerV2(provider, endpoint)
+	if err != nil {
+		return nil, missing("load-balancer (Octavia)", err)
+	}
+	compute, err := openstack.NewComputeV2(provider, endpoint)
+	if err != nil {
+		return nil, missing("compute (Nova)", err)
+	}
+	image, err := openstack.NewImageV2(provider, endpoint)
+	if err != nil {
+		return nil, missing("image (Glance)", err)
+	}
+	return &Clients{
+		Network:      clients.NewNetworkClient(network),
+		LoadBalancer: clients.NewLoadBalancerClient(lb),
+		Compute:      clients.NewComputeClient(compute),
+		Image:        clients.NewImageClient(image),
+	}, nil
+}
