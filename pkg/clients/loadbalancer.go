@@ -259,7 +259,8 @@ func (l *loadBalancerClient) ListAvailabilityZones(ctx context.Context) ([]LoadB
 		var body struct {
 			AvailabilityZones []LoadBalancerAvailabilityZone `json:"availability_zones"`
 		}
-		_, err := l.c.Get(ctx, l.c.ServiceURL("lbaas", "availabilityzones"), &body, nil)
+		// gophercloud closes the response body itself when it decodes into a JSON response.
+		_, err := l.c.Get(ctx, l.c.ServiceURL("lbaas", "availabilityzones"), &body, nil) //nolint:bodyclose
 		return body.AvailabilityZones, err
 	})
 }

@@ -287,7 +287,8 @@ func (n *networkClient) ListAvailabilityZones(ctx context.Context) ([]NetworkAva
 		var body struct {
 			AvailabilityZones []NetworkAvailabilityZone `json:"availability_zones"`
 		}
-		_, err := n.c.Get(ctx, n.c.ServiceURL("availability_zones"), &body, nil)
+		// gophercloud closes the response body itself when it decodes into a JSON response.
+		_, err := n.c.Get(ctx, n.c.ServiceURL("availability_zones"), &body, nil) //nolint:bodyclose
 		return body.AvailabilityZones, err
 	})
 }
