@@ -62,9 +62,13 @@ build: ## Build the manager binary into bin/manager.
 	go build -trimpath -o $(BIN_DIR)/manager .
 
 .PHONY: test
-test: ## Run every test: unit, webhook, API validation and envtest suites (builds envtest binaries on first use).
+test: ## Run every test: unit, webhook, API validation, envtest and fake-OpenStack contract suites (builds envtest binaries on first use).
 	@assets="$$(hack/envtest-assets.sh)"; \
-	KUBEBUILDER_ASSETS="$$assets" go test $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS="$$assets" go test $(GO_TEST_FLAGS) -tags contract ./...
+
+.PHONY: test-contract
+test-contract: ## Run the fake-vs-real contract suite; set CAPO_CONTRACT_CLOUDS_YAML and CAPO_CONTRACT_CLOUD for a real cloud.
+	go test -count=1 -v -tags contract ./test/contract/
 
 .PHONY: test-unit
 test-unit: ## Run only the tests that need no API server.

@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package fake
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"net/http"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+)
+
+// Fault makes calls to an operation fail.
+//
+// With Nth set, the Nth call to Operation counted from when the fault is added fails (and, with
+// Times, the calls after it up to Times failures). With Probability set, each call fails with that
+// probability, drawn from the cloud's seeded random source, up to Times failures (0: no limit).
+type Fault struct {
+	// Operation is the client method name, such as "CreateLoadBalancer"; "*" matches every one.
+	Operation string
+	// Nth is the 1-based call that fails first; 0 uses Probability instead.
+	Nth int
+	// Probability is the chance that a call fails, between 0 and 1.
+	Probability float64
+	// Times bounds how many calls fail; 0 means once for Nth and no limit for Probability.
+	Times int
+	// Status is the HTTP status to answer (409, 500, 503, ...).
+	Status int
+	// Timeout answers with context.DeadlineExceeded instead of an HTTP status.
+	Timeout bool
+	// DriveToError lets the call succeed, but the load balancer or server it creates ends in
+	// ERROR instead of ACTIVE (CreateLoadBalancer and CreateServer only).
+	DriveToError bool
+
+	seen, fired int
+}
+
+// InjectFault adds a fault; it applies to the calls made after this.
+func (c *Cloud) InjectFault(f Fault) *Fault {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fault := f
+	c.faults = append(c.faults, &fault)
+	return &fault
+}
+
+// ClearFaults removes every fault.
+func (c *Cloud) ClearFaults() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.faults = nil
+}
+
+// Fired reports how many calls the fault has failed.
+func (f *Fault) Fired() int { return f.fired }
+
+// fire decides whether this call fails. It returns the error to answer with, or, for a
+// DriveToError fault that fires, true and no error.
+func (f *Fault) fire(op string, r *rand.Rand) (bool, error) {
+	if f.Operation != "*" && f.Operation != op {
+		return false, nil
+	}
+	f.seen++
+	limit := f.Times
+	if limit == 0 && f.Nth > 0 {
+		limit = 1
+	}
+	if limit > 0 && f.fired >= limit {
+		return false, nil
+	}
+	switch {
+	case f.Nth > 0 && f.seen < f.Nth:
+		return false, nil
+	case f.Nth == 0 && r.Float64() >= f.Probability:
+		return false, nil
+	}
+	f.fired++
+	if f.DriveToError {
+		return true, nil
+	}
+	if f.Timeout {
+		return false, fmt.Errorf("fake: %s: %w", op, context.DeadlineExceeded)
+	}
+	status := f.Status
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	return false, httpError(status, "injected fault on %s", op)
+}
+
+type factory struct{ c *Cloud }
+
+func (f factory) NewClients(_ context.Context, _ string, ref *infrav1.OpenStackIdentityReference) (*scope.Clients, error) {
+	if ref == nil {
+		return nil, scope.ErrNoIdentityRef
+	}
+	return f.c.Clients(), nil
+}

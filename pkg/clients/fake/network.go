@@ -1,0 +1,941 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package fake
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+)
+
+type networkState struct {
+	networks store[networks.Network]
+	external map[string]bool // network ID -> router:external
+	subnets  store[subnets.Subnet]
+	usedIPs  map[string]map[netip.Addr]bool // subnet ID -> allocated addresses
+	ports    store[ports.Port]
+	routers  store[routers.Router]
+	groups   store[groups.SecGroup]
+	rules    store[rules.SecGroupRule]
+	fips     store[floatingips.FloatingIP]
+	azs      []clients.NetworkAvailabilityZone
+	exts     []extensions.Extension
+}
+
+func (s *networkState) init() {
+	s.networks, s.subnets, s.ports = newStore[networks.Network](), newStore[subnets.Subnet](), newStore[ports.Port]()
+	s.routers, s.groups, s.rules, s.fips = newStore[routers.Router](), newStore[groups.SecGroup](), newStore[rules.SecGroupRule](), newStore[floatingips.FloatingIP]()
+	s.external = map[string]bool{}
+	s.usedIPs = map[string]map[netip.Addr]bool{}
+	for _, alias := range []string{"router", "external-net", "security-group", "standard-attr-tag", "availability_zone", "port-security", "allowed-address-pairs"} {
+		s.exts = append(s.exts, extensions.Extension{})
+		s.exts[len(s.exts)-1].Alias = alias
+		s.exts[len(s.exts)-1].Name = alias
+	}
+}
+
+// Seeding, for tests: these do not count as calls.
+
+// AddNetwork creates a network as an operator would beforehand, and returns its ID.
+func (c *Cloud) AddNetwork(name string, external bool, tags ...string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.createNetwork(map[string]any{"name": name, "tags": tags})
+	c.net.external[n.ID] = external
+	return n.ID
+}
+
+// AddSubnet creates a subnet on a network as an operator would beforehand, and returns its ID.
+func (c *Cloud) AddSubnet(networkID, name, cidr string, tags ...string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, err := c.createSubnet(map[string]any{"network_id": networkID, "name": name, "cidr": cidr, "tags": tags})
+	if err != nil {
+		panic(err)
+	}
+	return s.ID
+}
+
+func (c *Cloud) createNetwork(body map[string]any) *networks.Network {
+	n := &networks.Network{}
+	decodeInto(body, n)
+	n.ID, n.Status, n.AdminStateUp = c.newID("network"), "ACTIVE", true
+	n.Subnets, n.Tags = nil, stringsOf(body["tags"])
+	c.net.networks.add(n.ID, n)
+	return n
+}
+
+func (c *Cloud) createSubnet(body map[string]any) (*subnets.Subnet, error) {
+	networkID := str(body, "network_id")
+	n, ok := c.net.networks.get(networkID)
+	if !ok {
+		return nil, notFound("Network", networkID)
+	}
+	prefix, err := netip.ParsePrefix(str(body, "cidr"))
+	if err != nil {
+		return nil, httpError(http.StatusBadRequest, "Invalid input for cidr: %v", err)
+	}
+	s := &subnets.Subnet{}
+	decodeInto(body, s)
+	s.ID, s.Tags = c.newID("subnet"), stringsOf(body["tags"])
+	s.CIDR = prefix.Masked().String()
+	if s.IPVersion == 0 {
+		s.IPVersion = 4
+		if prefix.Addr().Is6() {
+			s.IPVersion = 6
+		}
+	}
+	if s.GatewayIP == "" {
+		s.GatewayIP = prefix.Masked().Addr().Next().String()
+	}
+	c.net.subnets.add(s.ID, s)
+	c.net.usedIPs[s.ID] = map[netip.Addr]bool{netip.MustParseAddr(s.GatewayIP): true}
+	n.Subnets = append(slices.Clone(n.Subnets), s.ID)
+	return s, nil
+}
+
+// allocateIP hands out the requested address, or the next free one of the subnet.
+func (c *Cloud) allocateIP(subnetID, want string) (string, error) {
+	s, ok := c.net.subnets.get(subnetID)
+	if !ok {
+		return "", notFound("Subnet", subnetID)
+	}
+	used := c.net.usedIPs[subnetID]
+	prefix := netip.MustParsePrefix(s.CIDR)
+	if want != "" {
+		addr, err := netip.ParseAddr(want)
+		if err != nil || !prefix.Contains(addr) {
+			return "", httpError(http.StatusBadRequest, "IP address %s is not a valid IP for the specified subnet", want)
+		}
+		if used[addr] {
+			return "", httpError(http.StatusConflict, "IP address %s already allocated in subnet %s", want, subnetID)
+		}
+		used[addr] = true
+		return want, nil
+	}
+	for addr := prefix.Masked().Addr().Next(); prefix.Contains(addr); addr = addr.Next() {
+		if addr.As16()[15] == 255 && addr.Is4() {
+			continue // leave the IPv4 broadcast address alone
+		}
+		if !used[addr] {
+			used[addr] = true
+			return addr.String(), nil
+		}
+	}
+	return "", httpError(http.StatusConflict, "No more IP addresses available on network for subnet %s", subnetID)
+}
+
+func (c *Cloud) releaseIPs(fixed []ports.IP) {
+	for _, ip := range fixed {
+		if addr, err := netip.ParseAddr(ip.IPAddress); err == nil {
+			delete(c.net.usedIPs[ip.SubnetID], addr)
+		}
+	}
+}
+
+// createPort allocates the port's addresses: the requested fixed IPs, or one on the network's
+// first subnet.
+func (c *Cloud) createPort(body map[string]any) (*ports.Port, error) {
+	networkID := str(body, "network_id")
+	n, ok := c.net.networks.get(networkID)
+	if !ok {
+		return nil, notFound("Network", networkID)
+	}
+	var fixed []ports.IP
+	requested := asSlice(body["fixed_ips"])
+	if len(requested) == 0 && len(n.Subnets) > 0 {
+		requested = []any{map[string]any{"subnet_id": n.Subnets[0]}}
+	}
+	for _, r := range requested {
+		m, _ := r.(map[string]any)
+		subnetID := str(m, "subnet_id")
+		if subnetID == "" {
+			subnetID = c.subnetFor(n, str(m, "ip_address"))
+		}
+		if s, ok := c.net.subnets.get(subnetID); !ok || s.NetworkID != networkID {
+			c.releaseIPs(fixed)
+			return nil, httpError(http.StatusBadRequest, "Invalid input for fixed_ips: subnet %s is not on network %s", subnetID, networkID)
+		}
+		ip, err := c.allocateIP(subnetID, str(m, "ip_address"))
+		if err != nil {
+			c.releaseIPs(fixed)
+			return nil, err
+		}
+		fixed = append(fixed, ports.IP{SubnetID: subnetID, IPAddress: ip})
+	}
+	p := &ports.Port{}
+	decodeInto(body, p)
+	p.ID, p.Status, p.AdminStateUp, p.FixedIPs = c.newID("port"), "ACTIVE", true, fixed
+	p.Tags = stringsOf(body["tags"])
+	p.MACAddress = fmt.Sprintf("fa:16:3e:00:%02x:%02x", c.ids/256%256, c.ids%256)
+	c.net.ports.add(p.ID, p)
+	return p, nil
+}
+
+func (c *Cloud) subnetFor(n *networks.Network, ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	for _, id := range n.Subnets {
+		if s, ok := c.net.subnets.get(id); ok && err == nil && netip.MustParsePrefix(s.CIDR).Contains(addr) {
+			return id
+		}
+	}
+	return ""
+}
+
+func (c *Cloud) deletePort(id string) {
+	if p, ok := c.net.ports.get(id); ok {
+		c.releaseIPs(p.FixedIPs)
+		c.net.ports.remove(id)
+		for _, f := range c.net.fips.all() {
+			if f.PortID == id {
+				f.PortID, f.FixedIP, f.Status = "", "", "DOWN"
+			}
+		}
+	}
+}
+
+func stringsOf(v any) []string {
+	switch t := v.(type) {
+	case []string:
+		return slices.Clone(t)
+	case []any:
+		return toStrings(t)
+	}
+	return nil
+}
+
+type networkAPI struct{ c *Cloud }
+
+func (a *networkAPI) ListNetworks(_ context.Context, opts networks.ListOptsBuilder) ([]networks.Network, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("ListNetworks"); err != nil {
+		return nil, err
+	}
+	return filter(c.net.networks.all(), opts, func(n *networks.Network) map[string]any {
+		return map[string]any{"router:external": c.net.external[n.ID]}
+	})
+}
+
+func (a *networkAPI) GetNetwork(_ context.Context, id string) (*networks.Network, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("GetNetwork"); err != nil {
+		return nil, err
+	}
+	if n, ok := c.net.networks.get(id); ok {
+		return clone(n), nil
+	}
+	return nil, notFound("Network", id)
+}
+
+func (a *networkAPI) CreateNetwork(_ context.Context, opts networks.CreateOptsBuilder) (*networks.Network, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("CreateNetwork"); err != nil {
+		return nil, err
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	n := c.createNetwork(body)
+	c.net.external[n.ID] = body["router:external"] == true
+	return clone(n), nil
+}
+
+func (a *networkAPI) DeleteNetwork(_ context.Context, id string) error {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("DeleteNetwork"); err != nil {
+		return err
+	}
+	n, ok := c.net.networks.get(id)
+	if !ok {
+		return notFound("Network", id)
+	}
+	for _, p := range c.net.ports.all() {
+		if p.NetworkID == id {
+			return httpError(http.StatusConflict, "Unable to complete operation on network %s. There are one or more ports still in use on the network.", id)
+		}
+	}
+	for _, s := range n.Subnets {
+		c.net.subnets.remove(s)
+		delete(c.net.usedIPs, s)
+	}
+	c.net.networks.remove(id)
+	delete(c.net.external, id)
+	return nil
+}
+
+func (a *networkAPI) ListSubnets(_ context.Context, opts subnets.ListOptsBuilder) ([]subnets.Subnet, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("ListSubnets"); err != nil {
+		return nil, err
+	}
+	return filter(c.net.subnets.all(), opts, nil)
+}
+
+func (a *networkAPI) GetSubnet(_ context.Context, id string) (*subnets.Subnet, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("GetSubnet"); err != nil {
+		return nil, err
+	}
+	if s, ok := c.net.subnets.get(id); ok {
+		return clone(s), nil
+	}
+	return nil, notFound("Subnet", id)
+}
+
+func (a *networkAPI) CreateSubnet(_ context.Context, opts subnets.CreateOptsBuilder) (*subnets.Subnet, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("CreateSubnet"); err != nil {
+		return nil, err
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.createSubnet(body)
+	if err != nil {
+		return nil, err
+	}
+	return clone(s), nil
+}
+
+func (a *networkAPI) DeleteSubnet(_ context.Context, id string) error {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("DeleteSubnet"); err != nil {
+		return err
+	}
+	s, ok := c.net.subnets.get(id)
+	if !ok {
+		return notFound("Subnet", id)
+	}
+	for _, p := range c.net.ports.all() {
+		if slices.ContainsFunc(p.FixedIPs, func(ip ports.IP) bool { return ip.SubnetID == id }) {
+			return httpError(http.StatusConflict, "Unable to complete operation on subnet %s: One or more ports have an IP allocation from this subnet.", id)
+		}
+	}
+	if n, ok := c.net.networks.get(s.NetworkID); ok {
+		n.Subnets = slices.DeleteFunc(slices.Clone(n.Subnets), func(x string) bool { return x == id })
+	}
+	c.net.subnets.remove(id)
+	delete(c.net.usedIPs, id)
+	return nil
+}
+
+func (a *networkAPI) ListPorts(_ context.Context, opts ports.ListOptsBuilder) ([]ports.Port, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("ListPorts"); err != nil {
+		return nil, err
+	}
+	return filter(c.net.ports.all(), opts, nil)
+}
+
+func (a *networkAPI) GetPort(_ context.Context, id string) (*ports.Port, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("GetPort"); err != nil {
+		return nil, err
+	}
+	if p, ok := c.net.ports.get(id); ok {
+		return clone(p), nil
+	}
+	return nil, notFound("Port", id)
+}
+
+func (a *networkAPI) CreatePort(_ context.Context, opts ports.CreateOptsBuilder) (*ports.Port, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("CreatePort"); err != nil {
+		return nil, err
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.createPort(body)
+	if err != nil {
+		return nil, err
+	}
+	return clone(p), nil
+}
+
+func (a *networkAPI) UpdatePort(_ context.Context, id string, opts ports.UpdateOptsBuilder) (*ports.Port, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("UpdatePort"); err != nil {
+		return nil, err
+	}
+	p, ok := c.net.ports.get(id)
+	if !ok {
+		return nil, notFound("Port", id)
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range []string{"name", "description", "device_id", "device_owner", "security_groups", "allowed_address_pairs", "admin_state_up"} {
+		if _, set := body[key]; set {
+			decodeInto(map[string]any{key: body[key]}, p)
+		}
+	}
+	return clone(p), nil
+}
+
+func (a *networkAPI) DeletePort(_ context.Context, id string) error {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("DeletePort"); err != nil {
+		return err
+	}
+	if _, ok := c.net.ports.get(id); !ok {
+		return notFound("Port", id)
+	}
+	c.deletePort(id)
+	return nil
+}
+
+func (a *networkAPI) ListRouters(_ context.Context, opts routers.ListOptsBuilder) ([]routers.Router, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("ListRouters"); err != nil {
+		return nil, err
+	}
+	return filter(c.net.routers.all(), opts, nil)
+}
+
+func (a *networkAPI) GetRouter(_ context.Context, id string) (*routers.Router, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("GetRouter"); err != nil {
+		return nil, err
+	}
+	if r, ok := c.net.routers.get(id); ok {
+		return clone(r), nil
+	}
+	return nil, notFound("Router", id)
+}
+
+// setGateway gives a router its external gateway addresses on the external network.
+func (c *Cloud) setGateway(r *routers.Router, gw map[string]any) error {
+	networkID := str(gw, "network_id")
+	n, ok := c.net.networks.get(networkID)
+	if !ok || !c.net.external[networkID] {
+		return httpError(http.StatusBadRequest, "Network %s is not a valid external network", networkID)
+	}
+	requested := asSlice(gw["external_fixed_ips"])
+	if len(requested) == 0 && len(n.Subnets) > 0 {
+		requested = []any{map[string]any{"subnet_id": n.Subnets[0]}}
+	}
+	info := routers.GatewayInfo{NetworkID: networkID}
+	for _, r := range requested {
+		m, _ := r.(map[string]any)
+		ip, err := c.allocateIP(str(m, "subnet_id"), str(m, "ip_address"))
+		if err != nil {
+			return err
+		}
+		info.ExternalFixedIPs = append(info.ExternalFixedIPs, routers.ExternalFixedIP{SubnetID: str(m, "subnet_id"), IPAddress: ip})
+	}
+	r.GatewayInfo = info
+	return nil
+}
+
+func (a *networkAPI) CreateRouter(_ context.Context, opts routers.CreateOptsBuilder) (*routers.Router, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("CreateRouter"); err != nil {
+		return nil, err
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	r := &routers.Router{}
+	decodeInto(map[string]any{"name": body["name"], "description": body["description"]}, r)
+	r.ID, r.Status, r.AdminStateUp, r.Tags = c.newID("router"), "ACTIVE", true, stringsOf(body["tags"])
+	if gw, ok := body["external_gateway_info"].(map[string]any); ok {
+		if err := c.setGateway(r, gw); err != nil {
+			return nil, err
+		}
+	}
+	c.net.routers.add(r.ID, r)
+	return clone(r), nil
+}
+
+func (a *networkAPI) UpdateRouter(_ context.Context, id string, opts routers.UpdateOptsBuilder) (*routers.Router, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("UpdateRouter"); err != nil {
+		return nil, err
+	}
+	r, ok := c.net.routers.get(id)
+	if !ok {
+		return nil, notFound("Router", id)
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	if name, ok := body["name"]; ok {
+		r.Name = fmt.Sprint(name)
+	}
+	if gw, ok := body["external_gateway_info"].(map[string]any); ok {
+		if err := c.setGateway(r, gw); err != nil {
+			return nil, err
+		}
+	}
+	return clone(r), nil
+}
+
+func (a *networkAPI) DeleteRouter(_ context.Context, id string) error {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("DeleteRouter"); err != nil {
+		return err
+	}
+	r, ok := c.net.routers.get(id)
+	if !ok {
+		return notFound("Router", id)
+	}
+	for _, p := range c.net.ports.all() {
+		if p.DeviceID == id && p.DeviceOwner == "network:router_interface" {
+			return httpError(http.StatusConflict, "Router %s still has ports", id)
+		}
+	}
+	for _, ip := range r.GatewayInfo.ExternalFixedIPs {
+		c.releaseIPs([]ports.IP{{SubnetID: ip.SubnetID, IPAddress: ip.IPAddress}})
+	}
+	c.net.routers.remove(id)
+	return nil
+}
+
+func (a *networkAPI) AddRouterInterface(_ context.Context, id string, opts routers.AddInterfaceOptsBuilder) (*routers.InterfaceInfo, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("AddRouterInterface"); err != nil {
+		return nil, err
+	}
+	if _, ok := c.net.routers.get(id); !ok {
+		return nil, notFound("Router", id)
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	subnetID := str(body, "subnet_id")
+	s, ok := c.net.subnets.get(subnetID)
+	if !ok {
+		return nil, notFound("Subnet", subnetID)
+	}
+	// The interface takes the subnet's gateway address, which the subnet already reserved.
+	delete(c.net.usedIPs[subnetID], netip.MustParseAddr(s.GatewayIP))
+	p, err := c.createPort(map[string]any{
+		"network_id": s.NetworkID, "device_id": id, "device_owner": "network:router_interface",
+		"fixed_ips": []any{map[string]any{"subnet_id": subnetID, "ip_address": s.GatewayIP}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &routers.InterfaceInfo{SubnetID: subnetID, PortID: p.ID, ID: id}, nil
+}
+
+func (a *networkAPI) RemoveRouterInterface(_ context.Context, id string, opts routers.RemoveInterfaceOptsBuilder) (*routers.InterfaceInfo, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("RemoveRouterInterface"); err != nil {
+		return nil, err
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	subnetID := str(body, "subnet_id")
+	for _, p := range c.net.ports.all() {
+		if p.DeviceID == id && p.DeviceOwner == "network:router_interface" &&
+			(subnetID == "" || slices.ContainsFunc(p.FixedIPs, func(ip ports.IP) bool { return ip.SubnetID == subnetID })) {
+			c.deletePort(p.ID)
+			if s, ok := c.net.subnets.get(subnetID); ok {
+				c.net.usedIPs[subnetID][netip.MustParseAddr(s.GatewayIP)] = true
+			}
+			return &routers.InterfaceInfo{SubnetID: subnetID, PortID: p.ID, ID: id}, nil
+		}
+	}
+	return nil, httpError(http.StatusNotFound, "Router %s has no interface on subnet %s", id, subnetID)
+}
+
+func (a *networkAPI) ListSecGroups(_ context.Context, opts groups.ListOpts) ([]groups.SecGroup, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("ListSecGroups"); err != nil {
+		return nil, err
+	}
+	return filter(c.net.groups.all(), opts, nil)
+}
+
+func (a *networkAPI) GetSecGroup(_ context.Context, id string) (*groups.SecGroup, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("GetSecGroup"); err != nil {
+		return nil, err
+	}
+	if g, ok := c.net.groups.get(id); ok {
+		out := clone(g)
+		for _, r := range c.net.rules.all() {
+			if r.SecGroupID == id {
+				out.Rules = append(out.Rules, *r)
+			}
+		}
+		return out, nil
+	}
+	return nil, notFound("Security group", id)
+}
+
+func (a *networkAPI) CreateSecGroup(_ context.Context, opts groups.CreateOptsBuilder) (*groups.SecGroup, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("CreateSecGroup"); err != nil {
+		return nil, err
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	g := &groups.SecGroup{}
+	decodeInto(map[string]any{"name": body["name"], "description": body["description"]}, g)
+	g.ID, g.Tags = c.newID("secgroup"), stringsOf(body["tags"])
+	c.net.groups.add(g.ID, g)
+	return clone(g), nil
+}
+
+func (a *networkAPI) DeleteSecGroup(_ context.Context, id string) error {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("DeleteSecGroup"); err != nil {
+		return err
+	}
+	if _, ok := c.net.groups.get(id); !ok {
+		return notFound("Security group", id)
+	}
+	for _, p := range c.net.ports.all() {
+		if slices.Contains(p.SecurityGroups, id) {
+			return httpError(http.StatusConflict, "Security Group %s in use.", id)
+		}
+	}
+	for _, r := range c.net.rules.all() {
+		if r.SecGroupID == id {
+			c.net.rules.remove(r.ID)
+		}
+	}
+	c.net.groups.remove(id)
+	return nil
+}
+
+func (a *networkAPI) ListSecGroupRules(_ context.Context, opts rules.ListOpts) ([]rules.SecGroupRule, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("ListSecGroupRules"); err != nil {
+		return nil, err
+	}
+	return filter(c.net.rules.all(), opts, nil)
+}
+
+func (a *networkAPI) CreateSecGroupRule(_ context.Context, opts rules.CreateOptsBuilder) (*rules.SecGroupRule, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("CreateSecGroupRule"); err != nil {
+		return nil, err
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c.net.groups.get(str(body, "security_group_id")); !ok {
+		return nil, notFound("Security group", str(body, "security_group_id"))
+	}
+	r := &rules.SecGroupRule{}
+	decodeInto(body, r)
+	r.ID = c.newID("rule")
+	c.net.rules.add(r.ID, r)
+	return clone(r), nil
+}
+
+func (a *networkAPI) DeleteSecGroupRule(_ context.Context, id string) error {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("DeleteSecGroupRule"); err != nil {
+		return err
+	}
+	if _, ok := c.net.rules.get(id); !ok {
+		return notFound("Security group rule", id)
+	}
+	c.net.rules.remove(id)
+	return nil
+}
+
+func (a *networkAPI) ListFloatingIPs(_ context.Context, opts floatingips.ListOptsBuilder) ([]floatingips.FloatingIP, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("ListFloatingIPs"); err != nil {
+		return nil, err
+	}
+	return filter(c.net.fips.all(), opts, nil)
+}
+
+func (a *networkAPI) GetFloatingIP(_ context.Context, id string) (*floatingips.FloatingIP, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("GetFloatingIP"); err != nil {
+		return nil, err
+	}
+	if f, ok := c.net.fips.get(id); ok {
+		return clone(f), nil
+	}
+	return nil, notFound("Floating IP", id)
+}
+
+// associate points a floating IP at a port (or detaches it when portID is empty).
+func (c *Cloud) associate(f *floatingips.FloatingIP, portID, fixedIP string) error {
+	if portID == "" {
+		f.PortID, f.FixedIP, f.Status = "", "", "DOWN"
+		return nil
+	}
+	p, ok := c.net.ports.get(portID)
+	if !ok {
+		return notFound("Port", portID)
+	}
+	if fixedIP == "" && len(p.FixedIPs) > 0 {
+		fixedIP = p.FixedIPs[0].IPAddress
+	}
+	for _, other := range c.net.fips.all() {
+		if other.ID != f.ID && other.PortID == portID && other.FixedIP == fixedIP {
+			return httpError(http.StatusConflict, "Cannot associate floating IP %s with port %s using fixed IP %s, as that fixed IP already has a floating IP on external network %s.",
+				f.FloatingIP, portID, fixedIP, other.FloatingNetworkID)
+		}
+	}
+	f.PortID, f.FixedIP, f.Status = portID, fixedIP, "ACTIVE"
+	return nil
+}
+
+func (a *networkAPI) CreateFloatingIP(_ context.Context, opts floatingips.CreateOptsBuilder) (*floatingips.FloatingIP, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("CreateFloatingIP"); err != nil {
+		return nil, err
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	networkID := str(body, "floating_network_id")
+	n, ok := c.net.networks.get(networkID)
+	if !ok || !c.net.external[networkID] || len(n.Subnets) == 0 {
+		return nil, httpError(http.StatusBadRequest, "Network %s is not a valid external network", networkID)
+	}
+	subnetID := str(body, "subnet_id")
+	if subnetID == "" {
+		subnetID = n.Subnets[0]
+	}
+	ip, err := c.allocateIP(subnetID, str(body, "floating_ip_address"))
+	if err != nil {
+		return nil, err
+	}
+	f := &floatingips.FloatingIP{ID: c.newID("fip"), FloatingNetworkID: networkID, FloatingIP: ip, Status: "DOWN",
+		Description: str(body, "description"), Tags: stringsOf(body["tags"])}
+	if err := c.associate(f, str(body, "port_id"), str(body, "fixed_ip_address")); err != nil {
+		c.releaseIPs([]ports.IP{{SubnetID: subnetID, IPAddress: ip}})
+		return nil, err
+	}
+	c.net.fips.add(f.ID, f)
+	return clone(f), nil
+}
+
+func (a *networkAPI) UpdateFloatingIP(_ context.Context, id string, opts floatingips.UpdateOptsBuilder) (*floatingips.FloatingIP, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("UpdateFloatingIP"); err != nil {
+		return nil, err
+	}
+	f, ok := c.net.fips.get(id)
+	if !ok {
+		return nil, notFound("Floating IP", id)
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, set := body["port_id"]; set {
+		if err := c.associate(f, str(body, "port_id"), str(body, "fixed_ip_address")); err != nil {
+			return nil, err
+		}
+	}
+	if d, set := body["description"]; set {
+		f.Description = fmt.Sprint(d)
+	}
+	return clone(f), nil
+}
+
+func (a *networkAPI) DeleteFloatingIP(_ context.Context, id string) error {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("DeleteFloatingIP"); err != nil {
+		return err
+	}
+	f, ok := c.net.fips.get(id)
+	if !ok {
+		return notFound("Floating IP", id)
+	}
+	if n, ok := c.net.networks.get(f.FloatingNetworkID); ok {
+		if subnetID := c.subnetFor(n, f.FloatingIP); subnetID != "" {
+			c.releaseIPs([]ports.IP{{SubnetID: subnetID, IPAddress: f.FloatingIP}})
+		}
+	}
+	c.net.fips.remove(id)
+	return nil
+}
+
+func (a *networkAPI) ReplaceAllTags(_ context.Context, resourceType, id string, opts attributestags.ReplaceAllOptsBuilder) ([]string, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("ReplaceAllTags"); err != nil {
+		return nil, err
+	}
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	tags := stringsOf(body["tags"])
+	set := func(found bool, target *[]string) ([]string, error) {
+		if !found {
+			return nil, notFound(resourceType, id)
+		}
+		*target = slices.Clone(tags)
+		return slices.Clone(tags), nil
+	}
+	switch resourceType {
+	case "networks":
+		n, ok := c.net.networks.get(id)
+		if !ok {
+			return set(false, nil)
+		}
+		return set(true, &n.Tags)
+	case "subnets":
+		s, ok := c.net.subnets.get(id)
+		if !ok {
+			return set(false, nil)
+		}
+		return set(true, &s.Tags)
+	case "ports":
+		p, ok := c.net.ports.get(id)
+		if !ok {
+			return set(false, nil)
+		}
+		return set(true, &p.Tags)
+	case "routers":
+		r, ok := c.net.routers.get(id)
+		if !ok {
+			return set(false, nil)
+		}
+		return set(true, &r.Tags)
+	case "security-groups":
+		g, ok := c.net.groups.get(id)
+		if !ok {
+			return set(false, nil)
+		}
+		return set(true, &g.Tags)
+	case "floatingips":
+		f, ok := c.net.fips.get(id)
+		if !ok {
+			return set(false, nil)
+		}
+		return set(true, &f.Tags)
+	}
+	return nil, httpError(http.StatusNotFound, "resource type %s does not support tags", resourceType)
+}
+
+func (a *networkAPI) ListAvailabilityZones(context.Context) ([]clients.NetworkAvailabilityZone, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("ListNetworkAvailabilityZones"); err != nil {
+		return nil, err
+	}
+	return slices.Clone(c.net.azs), nil
+}
+
+func (a *networkAPI) ListExtensions(context.Context) ([]extensions.Extension, error) {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin("ListExtensions"); err != nil {
+		return nil, err
+	}
+	return slices.Clone(c.net.exts), nil
+}
