@@ -186,6 +186,20 @@ func TestLoadBalancerValidation(t *testing.T) {
 	settle(c, lb.ID)
 	_, err = lbAPI.CreateListener(ctx, listeners.CreateOpts{LoadbalancerID: lb.ID, Protocol: listeners.ProtocolTCP, ProtocolPort: 6443})
 	g.Expect(gophercloud.ResponseCodeIs(err, http.StatusConflict)).To(BeTrue(), "a second listener on the same port: %v", err)
+
+	// A provider without allowed_cidrs support answers 501, even on a recent API.
+	c.SetAPIVersions(apiversions.APIVersion{ID: "v2.27", Status: "CURRENT"})
+	c.SetProviderAllowedCIDRs("ovn", false)
+	ovn, err := lbAPI.CreateLoadBalancer(ctx, loadbalancers.CreateOpts{VipSubnetID: subnet, Provider: "ovn"})
+	g.Expect(err).NotTo(HaveOccurred())
+	settle(c, ovn.ID)
+	_, err = lbAPI.CreateListener(ctx, listeners.CreateOpts{LoadbalancerID: ovn.ID, Protocol: listeners.ProtocolTCP, ProtocolPort: 6443, AllowedCIDRs: []string{"10.0.0.0/8"}})
+	g.Expect(gophercloud.ResponseCodeIs(err, http.StatusNotImplemented)).To(BeTrue(), "got %v", err)
+	settle(c, lb.ID)
+	ls, _ := lbAPI.ListListeners(ctx, listeners.ListOpts{LoadbalancerID: lb.ID})
+	updated, err := lbAPI.UpdateListener(ctx, ls[0].ID, listeners.UpdateOpts{AllowedCIDRs: &[]string{"192.0.2.0/24"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(updated.AllowedCIDRs).To(Equal([]string{"192.0.2.0/24"}))
 }
 
 func TestNeutron(t *testing.T) {

@@ -59,9 +59,11 @@ type loadBalancerState struct {
 
 	providers    []providers.Provider
 	capabilities map[string][]providers.Capability
-	azs          []clients.LoadBalancerAvailabilityZone
-	flavors      []flavors.Flavor
-	versions     []apiversions.APIVersion
+	// noAllowedCIDRs are the providers that reject allowed_cidrs on listeners.
+	noAllowedCIDRs map[string]bool
+	azs            []clients.LoadBalancerAvailabilityZone
+	flavors        []flavors.Flavor
+	versions       []apiversions.APIVersion
 }
 
 func (s *loadBalancerState) init() {
@@ -69,6 +71,7 @@ func (s *loadBalancerState) init() {
 	s.members, s.monitors = newStore[pools.Member](), newStore[monitors.Monitor]()
 	s.providers = []providers.Provider{{Name: "amphora", Description: "The Octavia Amphora driver."}}
 	s.capabilities = map[string][]providers.Capability{"amphora": {{Name: "compute_zone", Description: "The compute availability zone."}}}
+	s.noAllowedCIDRs = map[string]bool{}
 	s.versions = []apiversions.APIVersion{{ID: "v2.0", Status: "SUPPORTED"}, {ID: "v2.27", Status: "CURRENT"}}
 }
 
@@ -107,6 +110,29 @@ func (c *Cloud) AddProvider(name string, azCapabilities ...string) {
 		caps = append(caps, providers.Capability{Name: cp})
 	}
 	c.lb.capabilities[name] = caps
+}
+
+// SetProviderAllowedCIDRs says whether a provider accepts allowed_cidrs on listeners; providers
+// do unless told otherwise.
+func (c *Cloud) SetProviderAllowedCIDRs(provider string, supported bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lb.noAllowedCIDRs[provider] = !supported
+}
+
+// checkAllowedCIDRs answers as Octavia does when allowed_cidrs cannot be honoured: 400 below API
+// version 2.12, 501 when the load balancer's provider does not support the option.
+func (c *Cloud) checkAllowedCIDRs(e *lbEntry, cidrs []string) error {
+	if len(cidrs) == 0 {
+		return nil
+	}
+	if !c.versionAtLeast(2, 12) {
+		return httpError(http.StatusBadRequest, "Invalid input for field/attribute allowed_cidrs: not supported by this API version")
+	}
+	if c.lb.noAllowedCIDRs[e.lb.Provider] {
+		return httpError(http.StatusNotImplemented, "Provider '%s' does not support a requested option: allowed_cidrs", e.lb.Provider)
+	}
+	return nil
 }
 
 // SetAPIVersions replaces the Octavia API versions the cloud reports.
@@ -484,8 +510,8 @@ func (a *loadBalancerAPI) CreateListener(_ context.Context, opts listeners.Creat
 			return nil, httpError(http.StatusConflict, "Another Listener on this Load Balancer is already using protocol_port %d", l.ProtocolPort)
 		}
 	}
-	if len(l.AllowedCIDRs) > 0 && !c.versionAtLeast(2, 12) {
-		return nil, httpError(http.StatusBadRequest, "Invalid input for field/attribute allowed_cidrs: not supported by this API version")
+	if err := c.checkAllowedCIDRs(e, l.AllowedCIDRs); err != nil {
+		return nil, err
 	}
 	l.ID, l.ProvisioningStatus, l.OperatingStatus, l.AdminStateUp = c.newID("listener"), statusPendingCreate, "OFFLINE", true
 	l.Loadbalancers = []listeners.LoadBalancerID{{ID: lbID}}
@@ -514,11 +540,14 @@ func (a *loadBalancerAPI) UpdateListener(_ context.Context, id string, opts list
 	if err != nil {
 		return nil, err
 	}
-	for _, key := range []string{"name", "description", "allowed_cidrs", "default_pool_id"} {
+	if cidrs, set := body["allowed_cidrs"]; set {
+		if err := c.checkAllowedCIDRs(e, stringsOf(cidrs)); err != nil {
+			return nil, err
+		}
+		l.AllowedCIDRs = stringsOf(cidrs)
+	}
+	for _, key := range []string{"name", "description", "default_pool_id"} {
 		if _, set := body[key]; set {
-			if key == "allowed_cidrs" {
-				l.AllowedCIDRs = nil
-			}
 			decodeInto(map[string]any{key: body[key]}, l)
 		}
 	}
