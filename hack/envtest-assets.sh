@@ -8,7 +8,12 @@ source "$(dirname "$0")/lib.sh"
 dir="$ENVTEST_ASSETS_DIR"
 mkdir -p "$dir"
 
-etcd_ok() { [ -x "$dir/etcd" ] && "$dir/etcd" --version 2>/dev/null | grep -q "etcd Version: ${ETCD_VERSION}$"; }
+# Capture --version before matching: piping into `grep -q` under pipefail fails at random when grep
+# exits first and the binary gets SIGPIPE.
+etcd_ok() {
+  local out
+  [ -x "$dir/etcd" ] && out=$("$dir/etcd" --version 2>/dev/null) && [[ "$out" == *"etcd Version: ${ETCD_VERSION}"$'\n'* ]]
+}
 apiserver_ok() { [ -x "$dir/kube-apiserver" ] && [ "$("$dir/kube-apiserver" --version 2>/dev/null)" = "Kubernetes v${KUBERNETES_VERSION}" ]; }
 
 build_etcd() {
