@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// Condition types and reasons of OpenStackCluster. Every reason is documented in
+// docs/troubleshooting.md.
+const (
+	// ReadyCondition summarises the conditions below.
+	ReadyCondition = "Ready"
+
+	// NetworkReadyCondition covers the external network, the cluster network, its subnets and
+	// router.
+	NetworkReadyCondition = "NetworkReady"
+	// SecurityGroupsReadyCondition covers the managed security groups and their rules.
+	SecurityGroupsReadyCondition = "SecurityGroupsReady"
+	// APIEndpointReadyCondition says whether the control plane endpoint is known.
+	APIEndpointReadyCondition = "APIEndpointReady"
+	// FailureDomainsReadyCondition says whether the availability zones were read from Nova.
+	FailureDomainsReadyCondition = "FailureDomainsReady"
+)
+
+const (
+	// ReadyReason means the piece is provisioned.
+	ReadyReason = "Ready"
+	// NotReadyReason is used by the summary when a piece is not provisioned.
+	NotReadyReason = "NotReady"
+	// ProvisioningReason means the controller is creating or checking the piece.
+	ProvisioningReason = "Provisioning"
+	// DeletingReason means the controller is deleting the piece.
+	DeletingReason = "Deleting"
+	// NotRequiredReason means the spec asks for nothing here (security groups not managed, ...).
+	NotRequiredReason = "NotRequired"
+
+	// IdentityErrorReason means the identity Secret is missing, invalid or rejected by Keystone.
+	IdentityErrorReason = "IdentityError"
+	// OpenStackErrorReason means an OpenStack API call failed; the controller retries with backoff.
+	OpenStackErrorReason = "OpenStackError"
+
+	// ExternalNetworkNotFoundReason means no external network matched, or several did.
+	ExternalNetworkNotFoundReason = "ExternalNetworkNotFound"
+	// NetworkNotFoundReason means spec.network or spec.subnets matched no network or subnet, or
+	// several.
+	NetworkNotFoundReason = "NetworkNotFound"
+	// WaitingForPortsReason means deletion waits for ports still on the cluster network.
+	WaitingForPortsReason = "WaitingForPorts"
+
+	// EndpointConfigurationErrorReason means the spec does not say where the API server is
+	// reachable (for example floating IPs disabled and no apiServerFixedIP).
+	EndpointConfigurationErrorReason = "EndpointConfigurationError"
+	// WaitingForLoadBalancerReason means the endpoint comes from the API server load balancer,
+	// which is not provisioned yet.
+	WaitingForLoadBalancerReason = "WaitingForLoadBalancer"
+)
+
+// GetConditions returns the conditions, for Cluster API's condition utilities.
+func (c *OpenStackCluster) GetConditions() []metav1.Condition { return c.Status.Conditions }
+
+// SetConditions sets the conditions, for Cluster API's condition utilities.
+func (c *OpenStackCluster) SetConditions(conditions []metav1.Condition) {
+	c.Status.Conditions = conditions
+}
+
+// GetConditions returns the conditions, for Cluster API's condition utilities.
+func (m *OpenStackMachine) GetConditions() []metav1.Condition { return m.Status.Conditions }
+
+// SetConditions sets the conditions, for Cluster API's condition utilities.
+func (m *OpenStackMachine) SetConditions(conditions []metav1.Condition) {
+	m.Status.Conditions = conditions
+}
