@@ -18,8 +18,8 @@ package v1beta1
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-// Condition types and reasons of OpenStackCluster. Every reason is documented in
-// docs/troubleshooting.md.
+// Condition types and reasons of OpenStackCluster. A reason says what the controller waits for
+// or what is wrong, in a word a user can search for.
 const (
 	// ReadyCondition summarises the conditions below.
 	ReadyCondition = "Ready"

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +43,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
@@ -111,7 +113,7 @@ func poll(limit time.Duration, f func() (bool, error)) error {
 
 func isCode(err error, code int) bool { return gophercloud.ResponseCodeIs(err, code) }
 
-// scratchSubnet creates a tagged network and subnet for one scenario and removes them after it.
+// scratchSubnet creates a network and subnet for one scenario and removes them after it.
 func scratchSubnet(t *testing.T, tg target) (networkID, subnetID string) {
 	t.Helper()
 	ctx := context.Background()
@@ -150,28 +152,59 @@ func loadBalancerStateMachine(t *testing.T, tg target) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Whatever happens below, leave nothing behind (cleanups run before the network's).
+	t.Cleanup(func() {
+		_ = poll(120*time.Second, func() (bool, error) {
+			err := tg.clients.LoadBalancer.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
+			_, getErr := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
+			return isCode(err, http.StatusNotFound) || isCode(getErr, http.StatusNotFound), nil
+		})
+	})
 	if lb.ProvisioningStatus != "PENDING_CREATE" {
 		t.Errorf("a new load balancer is %s, want PENDING_CREATE", lb.ProvisioningStatus)
 	}
 	// A mutation while pending answers 409 (unless the cloud was faster than us).
 	_, err = tg.clients.LoadBalancer.CreateListener(ctx, listeners.CreateOpts{LoadbalancerID: lb.ID, Protocol: listeners.ProtocolTCP, ProtocolPort: 6443})
-	if err != nil && !isCode(err, http.StatusConflict) {
+	switch {
+	case isCode(err, http.StatusConflict):
+		t.Log("a listener on the pending load balancer was refused with 409")
+	case err != nil:
 		t.Errorf("a listener on a pending load balancer: want 409, got %v", err)
+	default:
+		t.Log("the load balancer was already ACTIVE when the listener was created")
 	}
 	active := func() (bool, error) {
 		got, err := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
 		return err == nil && got.ProvisioningStatus == "ACTIVE", err
 	}
+	start := time.Now()
 	if err := poll(120*time.Second, active); err != nil {
 		t.Fatalf("load balancer never became ACTIVE: %v", err)
 	}
+	t.Logf("ACTIVE after %s", time.Since(start).Round(100*time.Millisecond))
 
-	// A floating IP on the VIP port points at the VIP address.
+	// A floating IP cannot reach the VIP port until a router joins its subnet to the external
+	// network; then it points at the VIP address.
 	ext, err := tg.clients.Network.ListNetworks(ctx, external.ListOptsExt{ListOptsBuilder: networks.ListOpts{Name: tg.extNet}, External: ptr.To(true)})
 	if err != nil || len(ext) != 1 {
 		t.Fatalf("want exactly one external network, got %d (%v)", len(ext), err)
 	}
 	got, _ := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
+	_, err = tg.clients.Network.CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: ext[0].ID, PortID: got.VipPortID})
+	if !isCode(err, http.StatusNotFound) || !strings.Contains(err.Error(), "ExternalGatewayForFloatingIPNotFound") {
+		t.Errorf("a floating IP for an unrouted port: want 404 ExternalGatewayForFloatingIPNotFound, got %v", err)
+	}
+	router, err := tg.clients.Network.CreateRouter(ctx, routers.CreateOpts{Name: "capo-contract", GatewayInfo: &routers.GatewayInfo{NetworkID: ext[0].ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = tg.clients.Network.RemoveRouterInterface(ctx, router.ID, routers.RemoveInterfaceOpts{SubnetID: subnetID})
+		_ = tg.clients.Network.DeleteRouter(ctx, router.ID)
+	})
+	if _, err := tg.clients.Network.AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: subnetID}); err != nil {
+		t.Fatal(err)
+	}
 	fip, err := tg.clients.Network.CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: ext[0].ID, PortID: got.VipPortID})
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +223,8 @@ func loadBalancerStateMachine(t *testing.T, tg target) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	start = time.Now()
+	defer func() { t.Logf("gone %s after the delete was accepted", time.Since(start).Round(100*time.Millisecond)) }()
 	if err := poll(120*time.Second, func() (bool, error) {
 		_, err := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
 		return isCode(err, http.StatusNotFound), ignoreCode(err, http.StatusNotFound)

@@ -247,7 +247,14 @@ func TestNeutron(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(netAPI.DeleteRouter(ctx, r.ID)).To(MatchError(ContainSubstring("still has ports")))
 
-	// A floating IP on the external network, associated to a port, then released.
+	// A floating IP on the external network, associated to a port, then released. A port on a
+	// subnet without a router to the external network cannot get one, as in Neutron.
+	unrouted := c.AddNetwork("unrouted", false)
+	c.AddSubnet(unrouted, "unrouted", "10.9.0.0/24")
+	lonely, err := netAPI.CreatePort(ctx, ports.CreateOpts{NetworkID: unrouted})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = netAPI.CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: extID, PortID: lonely.ID})
+	g.Expect(err).To(MatchError(ContainSubstring("ExternalGatewayForFloatingIPNotFound")))
 	fip, err := netAPI.CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: extID, PortID: p1.ID})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(fip.FixedIP).To(Equal("10.6.0.2"))

@@ -770,6 +770,11 @@ func (c *Cloud) associate(f *floatingips.FloatingIP, portID, fixedIP string) err
 	if fixedIP == "" && len(p.FixedIPs) > 0 {
 		fixedIP = p.FixedIPs[0].IPAddress
 	}
+	if !c.routedToExternal(p, f.FloatingNetworkID) {
+		// Neutron's answer when no router joins the port's subnet to the external network.
+		return httpError(http.StatusNotFound, "ExternalGatewayForFloatingIPNotFound: External network %s is not reachable from the subnet of port %s. Therefore, cannot associate Port %s with a Floating IP.",
+			f.FloatingNetworkID, portID, portID)
+	}
 	for _, other := range c.net.fips.all() {
 		if other.ID != f.ID && other.PortID == portID && other.FixedIP == fixedIP {
 			return httpError(http.StatusConflict, "Cannot associate floating IP %s with port %s using fixed IP %s, as that fixed IP already has a floating IP on external network %s.",
@@ -778,6 +783,27 @@ func (c *Cloud) associate(f *floatingips.FloatingIP, portID, fixedIP string) err
 	}
 	f.PortID, f.FixedIP, f.Status = portID, fixedIP, "ACTIVE"
 	return nil
+}
+
+// routedToExternal reports whether a router with a gateway on the external network has an
+// interface on one of the port's subnets.
+func (c *Cloud) routedToExternal(p *ports.Port, externalNetworkID string) bool {
+	for _, r := range c.net.routers.all() {
+		if r.GatewayInfo.NetworkID != externalNetworkID {
+			continue
+		}
+		for _, iface := range c.net.ports.all() {
+			if iface.DeviceID != r.ID || iface.DeviceOwner != "network:router_interface" {
+				continue
+			}
+			for _, ip := range iface.FixedIPs {
+				if slices.ContainsFunc(p.FixedIPs, func(x ports.IP) bool { return x.SubnetID == ip.SubnetID }) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func (a *networkAPI) CreateFloatingIP(_ context.Context, opts floatingips.CreateOptsBuilder) (*floatingips.FloatingIP, error) {
