@@ -1,0 +1,327 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package networking
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"k8s.io/utils/ptr"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+)
+
+// ResolveExternalNetwork finds the external network: the one spec.externalNetwork selects, or the
+// only external network of the cloud. It returns nil when the cluster has no external network.
+func (s *Service) ResolveExternalNetwork(ctx context.Context, spec *infrav1.OpenStackClusterSpec) (*infrav1.NetworkStatus, error) {
+	if ptr.Deref(spec.DisableExternalNetwork, false) {
+		return nil, nil
+	}
+	param := spec.ExternalNetwork
+	if param != nil && param.ID != nil {
+		n, err := s.client.GetNetwork(ctx, *param.ID)
+		if isNotFound(err) {
+			return nil, &SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf("spec.externalNetwork.id: network %s does not exist", *param.ID)}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("getting external network %s: %w", *param.ID, err)
+		}
+		return &infrav1.NetworkStatus{Name: n.Name, ID: n.ID, Tags: n.Tags}, nil
+	}
+
+	opts := networks.ListOpts{}
+	field := "the cloud"
+	if param != nil && param.Filter != nil {
+		opts = networkListOpts(param.Filter)
+		field = "spec.externalNetwork.filter " + describeNetworkFilter(param.Filter)
+	}
+	found, err := s.client.ListNetworks(ctx, external.ListOptsExt{ListOptsBuilder: opts, External: ptr.To(true)})
+	if err != nil {
+		return nil, fmt.Errorf("listing external networks: %w", err)
+	}
+	switch len(found) {
+	case 1:
+		return &infrav1.NetworkStatus{Name: found[0].Name, ID: found[0].ID, Tags: found[0].Tags}, nil
+	case 0:
+		return nil, &SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf(
+			"%s has no external network: set spec.externalNetwork, or spec.disableExternalNetwork to true", field)}
+	default:
+		return nil, &SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf(
+			"%s has %d external networks (%s): set spec.externalNetwork to choose one", field, len(found), names(found, func(n networks.Network) string { return n.Name }))}
+	}
+}
+
+func networkListOpts(f *infrav1.NetworkFilter) networks.ListOpts {
+	tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
+	return networks.ListOpts{Name: f.Name, Description: f.Description, ProjectID: f.ProjectID, Tags: tags, TagsAny: tagsAny, NotTags: notTags, NotTagsAny: notTagsAny}
+}
+
+func describeNetworkFilter(f *infrav1.NetworkFilter) string {
+	tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
+	return describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID,
+		"tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny)
+}
+
+func subnetListOpts(f *infrav1.SubnetFilter, networkID string) subnets.ListOpts {
+	tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
+	return subnets.ListOpts{NetworkID: networkID, Name: f.Name, Description: f.Description, ProjectID: f.ProjectID, IPVersion: f.IPVersion,
+		GatewayIP: f.GatewayIP, CIDR: f.CIDR, IPv6AddressMode: f.IPv6AddressMode, IPv6RAMode: f.IPv6RAMode,
+		Tags: tags, TagsAny: tagsAny, NotTags: notTags, NotTagsAny: notTagsAny}
+}
+
+func describeSubnetFilter(f *infrav1.SubnetFilter) string {
+	tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
+	ipVersion := ""
+	if f.IPVersion != 0 {
+		ipVersion = fmt.Sprint(f.IPVersion)
+	}
+	return describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID, "ipVersion", ipVersion,
+		"gatewayIP", f.GatewayIP, "cidr", f.CIDR, "ipv6AddressMode", f.IPv6AddressMode, "ipv6RAMode", f.IPv6RAMode,
+		"tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny)
+}
+
+// ReconcileNetwork returns the cluster network and its subnets. With spec.managedSubnets it
+// creates them, or adopts those it created before (by name and tags); otherwise it resolves
+// spec.network and spec.subnets.
+func (s *Service) ReconcileNetwork(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec) (*infrav1.NetworkStatusWithSubnets, error) {
+	if len(spec.ManagedSubnets) > 0 {
+		return s.reconcileManagedNetwork(ctx, name, spec)
+	}
+	if spec.Network == nil {
+		return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: "the cluster has no network: set spec.managedSubnets to create one, or spec.network to use an existing one"}
+	}
+	return s.resolveNetwork(ctx, spec)
+}
+
+func (s *Service) resolveNetwork(ctx context.Context, spec *infrav1.OpenStackClusterSpec) (*infrav1.NetworkStatusWithSubnets, error) {
+	var network networks.Network
+	if spec.Network.ID != nil {
+		n, err := s.client.GetNetwork(ctx, *spec.Network.ID)
+		if isNotFound(err) {
+			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.network.id: network %s does not exist", *spec.Network.ID)}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("getting network %s: %w", *spec.Network.ID, err)
+		}
+		network = *n
+	} else {
+		found, err := s.client.ListNetworks(ctx, networkListOpts(spec.Network.Filter))
+		if err != nil {
+			return nil, fmt.Errorf("listing networks: %w", err)
+		}
+		if len(found) != 1 {
+			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
+				"spec.network.filter %s matches %d networks, want exactly one", describeNetworkFilter(spec.Network.Filter), len(found))}
+		}
+		network = found[0]
+	}
+	status := &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{Name: network.Name, ID: network.ID, Tags: network.Tags}}
+
+	if len(spec.Subnets) == 0 {
+		all, err := s.client.ListSubnets(ctx, subnets.ListOpts{NetworkID: network.ID})
+		if err != nil {
+			return nil, fmt.Errorf("listing the subnets of network %s: %w", network.ID, err)
+		}
+		if len(all) == 0 {
+			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("network %s has no subnet", network.Name)}
+		}
+		for _, sn := range all {
+			status.Subnets = append(status.Subnets, subnetStatus(&sn))
+		}
+		return status, nil
+	}
+	for i := range spec.Subnets {
+		sn, err := s.ResolveSubnet(ctx, &spec.Subnets[i], network.ID, fmt.Sprintf("spec.subnets[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		status.Subnets = append(status.Subnets, subnetStatus(sn))
+	}
+	return status, nil
+}
+
+// ResolveSubnet finds the one subnet a SubnetParam selects, and checks that it is on networkID
+// (when set). field names the parameter in messages.
+func (s *Service) ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam, networkID, field string) (*subnets.Subnet, error) {
+	if param.ID != nil {
+		sn, err := s.client.GetSubnet(ctx, *param.ID)
+		if isNotFound(err) {
+			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("%s.id: subnet %s does not exist", field, *param.ID)}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("getting subnet %s: %w", *param.ID, err)
+		}
+		if networkID != "" && sn.NetworkID != networkID {
+			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
+				"%s.id: subnet %s (%s) is on network %s, not on network %s", field, sn.Name, sn.ID, sn.NetworkID, networkID)}
+		}
+		return sn, nil
+	}
+	found, err := s.client.ListSubnets(ctx, subnetListOpts(param.Filter, networkID))
+	if err != nil {
+		return nil, fmt.Errorf("listing subnets: %w", err)
+	}
+	if len(found) != 1 {
+		where := ""
+		if networkID != "" {
+			where = " on network " + networkID
+		}
+		return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
+			"%s.filter %s matches %d subnets%s, want exactly one", field, describeSubnetFilter(param.Filter), len(found), where)}
+	}
+	return &found[0], nil
+}
+
+func subnetStatus(sn *subnets.Subnet) infrav1.Subnet {
+	return infrav1.Subnet{Name: sn.Name, ID: sn.ID, CIDR: sn.CIDR, Tags: sn.Tags}
+}
+
+func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec) (*infrav1.NetworkStatusWithSubnets, error) {
+	found, err := s.client.ListNetworks(ctx, networks.ListOpts{Name: name})
+	if err != nil {
+		return nil, fmt.Errorf("listing networks named %s: %w", name, err)
+	}
+	var network *networks.Network
+	switch len(found) {
+	case 0:
+		var opts networks.CreateOptsBuilder = networks.CreateOpts{Name: name, AdminStateUp: ptr.To(true), Description: "Created by the Cluster API OpenStack provider"}
+		if spec.NetworkMTU != nil {
+			opts = mtu.CreateOptsExt{CreateOptsBuilder: opts, MTU: *spec.NetworkMTU}
+		}
+		if ptr.Deref(spec.DisablePortSecurity, false) {
+			opts = portsecurity.NetworkCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: ptr.To(false)}
+		}
+		network, err = s.client.CreateNetwork(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("creating network %s: %w", name, err)
+		}
+		s.event("CreatedNetwork", "Created network %s (%s)", name, network.ID)
+	case 1:
+		network = &found[0]
+	default:
+		return nil, fmt.Errorf("found %d networks named %s; delete the extra ones", len(found), name)
+	}
+	tags, err := s.ensureTags(ctx, "networks", network.ID, network.Tags, spec.Tags)
+	if err != nil {
+		return nil, err
+	}
+	status := &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{Name: network.Name, ID: network.ID, Tags: tags}}
+
+	existing, err := s.client.ListSubnets(ctx, subnets.ListOpts{NetworkID: network.ID})
+	if err != nil {
+		return nil, fmt.Errorf("listing the subnets of network %s: %w", network.ID, err)
+	}
+	for _, want := range spec.ManagedSubnets {
+		sn, err := s.reconcileManagedSubnet(ctx, name, network.ID, &want, existing)
+		if err != nil {
+			return nil, err
+		}
+		snTags, err := s.ensureTags(ctx, "subnets", sn.ID, sn.Tags, spec.Tags)
+		if err != nil {
+			return nil, err
+		}
+		st := subnetStatus(sn)
+		st.Tags = snTags
+		status.Subnets = append(status.Subnets, st)
+	}
+	return status, nil
+}
+
+func (s *Service) reconcileManagedSubnet(ctx context.Context, name, networkID string, want *infrav1.SubnetSpec, existing []subnets.Subnet) (*subnets.Subnet, error) {
+	prefix, err := netip.ParsePrefix(want.CIDR)
+	if err != nil {
+		return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.managedSubnets: %q is not a CIDR", want.CIDR)}
+	}
+	for i := range existing {
+		if existing[i].CIDR == prefix.Masked().String() {
+			return &existing[i], nil
+		}
+	}
+	ipVersion := gophercloud.IPv4
+	if prefix.Addr().Is6() {
+		ipVersion = gophercloud.IPv6
+	}
+	opts := subnets.CreateOpts{
+		NetworkID: networkID, Name: name, CIDR: want.CIDR, IPVersion: ipVersion,
+		DNSNameservers: want.DNSNameservers, Description: "Created by the Cluster API OpenStack provider",
+	}
+	for _, pool := range want.AllocationPools {
+		opts.AllocationPools = append(opts.AllocationPools, subnets.AllocationPool{Start: pool.Start, End: pool.End})
+	}
+	sn, err := s.client.CreateSubnet(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating subnet %s (%s): %w", name, want.CIDR, err)
+	}
+	s.event("CreatedSubnet", "Created subnet %s (%s, %s)", name, sn.ID, sn.CIDR)
+	return sn, nil
+}
+
+// ensureTags makes a resource carry the spec's tags, and returns its tags.
+func (s *Service) ensureTags(ctx context.Context, resourceType, id string, have, want []string) ([]string, error) {
+	if len(want) == 0 || containsAll(have, want) {
+		return have, nil
+	}
+	merged := slices.Clone(have)
+	for _, t := range want {
+		if !slices.Contains(merged, t) {
+			merged = append(merged, t)
+		}
+	}
+	tags, err := s.client.ReplaceAllTags(ctx, resourceType, id, attributestags.ReplaceAllOpts{Tags: merged})
+	if err != nil {
+		return nil, fmt.Errorf("tagging %s %s: %w", resourceType, id, err)
+	}
+	return tags, nil
+}
+
+func containsAll(have, want []string) bool {
+	for _, t := range want {
+		if !slices.Contains(have, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// DeleteNetwork deletes the cluster network the controller created (with its subnets). It
+// returns ErrWaitingForPorts while ports still use it; a network already gone is success.
+func (s *Service) DeleteNetwork(ctx context.Context, status *infrav1.NetworkStatusWithSubnets) error {
+	if status == nil || status.ID == "" {
+		return nil
+	}
+	err := s.client.DeleteNetwork(ctx, status.ID)
+	switch {
+	case err == nil:
+		s.event("DeletedNetwork", "Deleted network %s (%s)", status.Name, status.ID)
+		return nil
+	case isNotFound(err):
+		return nil
+	case isConflict(err):
+		return ErrWaitingForPorts
+	default:
+		return fmt.Errorf("deleting network %s: %w", status.ID, err)
+	}
+}

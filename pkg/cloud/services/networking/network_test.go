@@ -1,0 +1,324 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package networking
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	. "github.com/onsi/gomega"
+	"go.uber.org/mock/gomock"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/mock"
+)
+
+var (
+	ctx       = context.Background()
+	errBoom   = errors.New("boom")
+	err404    = gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusNotFound}
+	err409    = gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusConflict}
+	extTrue   = ptr.To(true)
+	extListed = func(opts networks.ListOpts) external.ListOptsExt {
+		return external.ListOptsExt{ListOptsBuilder: opts, External: extTrue}
+	}
+)
+
+func newService(t *testing.T) (*Service, *mock.MockNetworkClient, *record.FakeRecorder) {
+	ctrl := gomock.NewController(t)
+	client := mock.NewMockNetworkClient(ctrl)
+	recorder := record.NewFakeRecorder(10)
+	return NewService(client, recorder, &infrav1.OpenStackCluster{}), client, recorder
+}
+
+func TestResolveExternalNetwork(t *testing.T) {
+	public := networks.Network{ID: "ext-1", Name: "public"}
+	tests := []struct {
+		name       string
+		spec       infrav1.OpenStackClusterSpec
+		expect     func(m *mock.MockNetworkClientMockRecorder)
+		want       *infrav1.NetworkStatus
+		wantReason string
+		wantErr    string
+	}{
+		{
+			name: "disabled",
+			spec: infrav1.OpenStackClusterSpec{DisableExternalNetwork: ptr.To(true)},
+		},
+		{
+			name: "the only external network",
+			expect: func(m *mock.MockNetworkClientMockRecorder) {
+				m.ListNetworks(ctx, extListed(networks.ListOpts{})).Return([]networks.Network{public}, nil)
+			},
+			want: &infrav1.NetworkStatus{ID: "ext-1", Name: "public"},
+		},
+		{
+			name:       "no external network",
+			expect:     func(m *mock.MockNetworkClientMockRecorder) { m.ListNetworks(ctx, gomock.Any()).Return(nil, nil) },
+			wantReason: infrav1.ExternalNetworkNotFoundReason,
+			wantErr:    "the cloud has no external network: set spec.externalNetwork, or spec.disableExternalNetwork to true",
+		},
+		{
+			name: "several external networks",
+			expect: func(m *mock.MockNetworkClientMockRecorder) {
+				m.ListNetworks(ctx, gomock.Any()).Return([]networks.Network{public, {ID: "ext-2", Name: "provider"}}, nil)
+			},
+			wantReason: infrav1.ExternalNetworkNotFoundReason,
+			wantErr:    "the cloud has 2 external networks (provider, public): set spec.externalNetwork to choose one",
+		},
+		{
+			name: "by filter",
+			spec: infrav1.OpenStackClusterSpec{ExternalNetwork: &infrav1.NetworkParam{Filter: &infrav1.NetworkFilter{
+				Name: "public", FilterByNeutronTags: infrav1.FilterByNeutronTags{Tags: []infrav1.NeutronTag{"a", "b"}},
+			}}},
+			expect: func(m *mock.MockNetworkClientMockRecorder) {
+				m.ListNetworks(ctx, extListed(networks.ListOpts{Name: "public", Tags: "a,b"})).Return([]networks.Network{public}, nil)
+			},
+			want: &infrav1.NetworkStatus{ID: "ext-1", Name: "public"},
+		},
+		{
+			name:       "filter matching nothing",
+			spec:       infrav1.OpenStackClusterSpec{ExternalNetwork: &infrav1.NetworkParam{Filter: &infrav1.NetworkFilter{Name: "nope"}}},
+			expect:     func(m *mock.MockNetworkClientMockRecorder) { m.ListNetworks(ctx, gomock.Any()).Return(nil, nil) },
+			wantReason: infrav1.ExternalNetworkNotFoundReason,
+			wantErr:    "spec.externalNetwork.filter {name=nope} has no external network",
+		},
+		{
+			name:   "by ID",
+			spec:   infrav1.OpenStackClusterSpec{ExternalNetwork: &infrav1.NetworkParam{ID: ptr.To("ext-1")}},
+			expect: func(m *mock.MockNetworkClientMockRecorder) { m.GetNetwork(ctx, "ext-1").Return(&public, nil) },
+			want:   &infrav1.NetworkStatus{ID: "ext-1", Name: "public"},
+		},
+		{
+			name:       "ID that does not exist",
+			spec:       infrav1.OpenStackClusterSpec{ExternalNetwork: &infrav1.NetworkParam{ID: ptr.To("ext-9")}},
+			expect:     func(m *mock.MockNetworkClientMockRecorder) { m.GetNetwork(ctx, "ext-9").Return(nil, err404) },
+			wantReason: infrav1.ExternalNetworkNotFoundReason,
+			wantErr:    "spec.externalNetwork.id: network ext-9 does not exist",
+		},
+		{
+			name:    "OpenStack error is transient",
+			expect:  func(m *mock.MockNetworkClientMockRecorder) { m.ListNetworks(ctx, gomock.Any()).Return(nil, errBoom) },
+			wantErr: "listing external networks: boom",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			s, m, _ := newService(t)
+			if tt.expect != nil {
+				tt.expect(m.EXPECT())
+			}
+			got, err := s.ResolveExternalNetwork(ctx, &tt.spec)
+			if tt.wantErr == "" {
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(got).To(Equal(tt.want))
+				return
+			}
+			g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
+			specErr, isSpec := IsSpecError(err)
+			g.Expect(isSpec).To(Equal(tt.wantReason != ""), "only problems with the spec are spec errors")
+			if isSpec {
+				g.Expect(specErr.Reason).To(Equal(tt.wantReason))
+			}
+		})
+	}
+}
+
+func TestReconcileManagedNetwork(t *testing.T) {
+	spec := infrav1.OpenStackClusterSpec{
+		ManagedSubnets: []infrav1.SubnetSpec{{CIDR: "10.6.0.0/24", DNSNameservers: []string{"8.8.8.8"},
+			AllocationPools: []infrav1.AllocationPool{{Start: "10.6.0.10", End: "10.6.0.200"}}}},
+		NetworkMTU: ptr.To(1400),
+		Tags:       []string{"team-a"},
+	}
+	const name = "k8s-clusterapi-cluster-ns-c"
+
+	t.Run("creates the network and subnet, tagged", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, recorder := newService(t)
+		e := m.EXPECT()
+		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return(nil, nil)
+		e.CreateNetwork(ctx, gomock.Any()).DoAndReturn(func(_ context.Context, opts networks.CreateOptsBuilder) (*networks.Network, error) {
+			withMTU, ok := opts.(mtu.CreateOptsExt)
+			g.Expect(ok).To(BeTrue(), "the MTU extension carries spec.networkMTU")
+			g.Expect(withMTU.MTU).To(Equal(1400))
+			return &networks.Network{ID: "net-1", Name: name}, nil
+		})
+		e.ReplaceAllTags(ctx, "networks", "net-1", attributestags.ReplaceAllOpts{Tags: []string{"team-a"}}).Return([]string{"team-a"}, nil)
+		e.ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return(nil, nil)
+		e.CreateSubnet(ctx, gomock.Any()).DoAndReturn(func(_ context.Context, opts subnets.CreateOptsBuilder) (*subnets.Subnet, error) {
+			o := opts.(subnets.CreateOpts)
+			g.Expect(o.CIDR).To(Equal("10.6.0.0/24"))
+			g.Expect(o.IPVersion).To(Equal(gophercloud.IPv4))
+			g.Expect(o.DNSNameservers).To(Equal([]string{"8.8.8.8"}))
+			g.Expect(o.AllocationPools).To(Equal([]subnets.AllocationPool{{Start: "10.6.0.10", End: "10.6.0.200"}}))
+			return &subnets.Subnet{ID: "sub-1", Name: name, CIDR: "10.6.0.0/24"}, nil
+		})
+		e.ReplaceAllTags(ctx, "subnets", "sub-1", attributestags.ReplaceAllOpts{Tags: []string{"team-a"}}).Return([]string{"team-a"}, nil)
+
+		got, err := s.ReconcileNetwork(ctx, name, &spec)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got).To(Equal(&infrav1.NetworkStatusWithSubnets{
+			NetworkStatus: infrav1.NetworkStatus{ID: "net-1", Name: name, Tags: []string{"team-a"}},
+			Subnets:       []infrav1.Subnet{{ID: "sub-1", Name: name, CIDR: "10.6.0.0/24", Tags: []string{"team-a"}}},
+		}))
+		g.Expect(recorder.Events).To(HaveLen(2))
+	})
+
+	t.Run("adopts what it created before, without a call to change anything", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, recorder := newService(t)
+		e := m.EXPECT()
+		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{ID: "net-1", Name: name, Tags: []string{"team-a"}}}, nil)
+		e.ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "sub-1", Name: name, CIDR: "10.6.0.0/24", Tags: []string{"team-a"}}}, nil)
+
+		got, err := s.ReconcileNetwork(ctx, name, &spec)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got.ID).To(Equal("net-1"))
+		g.Expect(got.Subnets).To(HaveLen(1))
+		g.Expect(recorder.Events).To(BeEmpty())
+	})
+
+	t.Run("refuses to guess between networks of the same name", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "a"}, {ID: "b"}}, nil)
+		_, err := s.ReconcileNetwork(ctx, name, &spec)
+		g.Expect(err).To(MatchError(ContainSubstring("found 2 networks named " + name)))
+	})
+
+	t.Run("create errors are returned", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return(nil, nil)
+		m.EXPECT().CreateNetwork(ctx, gomock.Any()).Return(nil, errBoom)
+		_, err := s.ReconcileNetwork(ctx, name, &spec)
+		g.Expect(err).To(MatchError(ContainSubstring("creating network " + name + ": boom")))
+	})
+
+	t.Run("subnet create errors are returned", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "net-1", Tags: []string{"team-a"}}}, nil)
+		m.EXPECT().ListSubnets(ctx, gomock.Any()).Return(nil, nil)
+		m.EXPECT().CreateSubnet(ctx, gomock.Any()).Return(nil, errBoom)
+		_, err := s.ReconcileNetwork(ctx, name, &spec)
+		g.Expect(err).To(MatchError(ContainSubstring("creating subnet " + name + " (10.6.0.0/24): boom")))
+	})
+}
+
+func TestResolveUserNetwork(t *testing.T) {
+	byFilter := infrav1.OpenStackClusterSpec{Network: &infrav1.NetworkParam{Filter: &infrav1.NetworkFilter{Name: "k8s"}}}
+
+	t.Run("network by filter, all its subnets", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		m.EXPECT().ListNetworks(ctx, networks.ListOpts{Name: "k8s"}).Return([]networks.Network{{ID: "net-1", Name: "k8s"}}, nil)
+		m.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "a", CIDR: "10.0.0.0/24"}, {ID: "b", CIDR: "fd00::/64"}}, nil)
+		got, err := s.ReconcileNetwork(ctx, "unused", &byFilter)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got.Subnets).To(HaveLen(2))
+	})
+
+	t.Run("network filter matching two", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "a"}, {ID: "b"}}, nil)
+		_, err := s.ReconcileNetwork(ctx, "unused", &byFilter)
+		g.Expect(err).To(MatchError("spec.network.filter {name=k8s} matches 2 networks, want exactly one"))
+		_, isSpec := IsSpecError(err)
+		g.Expect(isSpec).To(BeTrue())
+	})
+
+	t.Run("no network at all", func(t *testing.T) {
+		g := NewWithT(t)
+		s, _, _ := newService(t)
+		_, err := s.ReconcileNetwork(ctx, "unused", &infrav1.OpenStackClusterSpec{})
+		g.Expect(err).To(MatchError(ContainSubstring("set spec.managedSubnets to create one, or spec.network")))
+	})
+
+	t.Run("a subnet on another network is named precisely", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		spec := infrav1.OpenStackClusterSpec{Network: &infrav1.NetworkParam{ID: ptr.To("net-1")}, Subnets: []infrav1.SubnetParam{{ID: ptr.To("sub-9")}}}
+		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1", Name: "k8s"}, nil)
+		m.EXPECT().GetSubnet(ctx, "sub-9").Return(&subnets.Subnet{ID: "sub-9", Name: "other", NetworkID: "net-2"}, nil)
+		_, err := s.ReconcileNetwork(ctx, "unused", &spec)
+		g.Expect(err).To(MatchError("spec.subnets[0].id: subnet other (sub-9) is on network net-2, not on network net-1"))
+	})
+
+	t.Run("subnet filter is scoped to the network", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		spec := infrav1.OpenStackClusterSpec{Network: &infrav1.NetworkParam{ID: ptr.To("net-1")},
+			Subnets: []infrav1.SubnetParam{{Filter: &infrav1.SubnetFilter{CIDR: "10.0.0.0/24"}}}}
+		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1"}, nil)
+		m.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1", CIDR: "10.0.0.0/24"}).Return(nil, nil)
+		_, err := s.ReconcileNetwork(ctx, "unused", &spec)
+		g.Expect(err).To(MatchError("spec.subnets[0].filter {cidr=10.0.0.0/24} matches 0 subnets on network net-1, want exactly one"))
+	})
+
+	t.Run("network ID that does not exist", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		m.EXPECT().GetNetwork(ctx, "net-9").Return(nil, err404)
+		_, err := s.ReconcileNetwork(ctx, "unused", &infrav1.OpenStackClusterSpec{Network: &infrav1.NetworkParam{ID: ptr.To("net-9")}})
+		g.Expect(err).To(MatchError("spec.network.id: network net-9 does not exist"))
+	})
+}
+
+func TestDeleteNetwork(t *testing.T) {
+	status := &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "net-1", Name: "k8s"}}
+	for _, tt := range []struct {
+		name    string
+		answer  error
+		wantErr error
+		events  int
+	}{
+		{name: "deleted", events: 1},
+		{name: "already gone", answer: err404},
+		{name: "ports still in use", answer: err409, wantErr: ErrWaitingForPorts},
+		{name: "other error", answer: errBoom, wantErr: errBoom},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			s, m, recorder := newService(t)
+			m.EXPECT().DeleteNetwork(ctx, "net-1").Return(tt.answer)
+			err := s.DeleteNetwork(ctx, status)
+			if tt.wantErr == nil {
+				g.Expect(err).NotTo(HaveOccurred())
+			} else {
+				g.Expect(errors.Is(err, tt.wantErr)).To(BeTrue(), "got %v", err)
+			}
+			g.Expect(recorder.Events).To(HaveLen(tt.events))
+		})
+	}
+	g := NewWithT(t)
+	s, _, _ := newService(t)
+	g.Expect(s.DeleteNetwork(ctx, nil)).To(Succeed(), "nothing recorded, nothing to delete")
+}

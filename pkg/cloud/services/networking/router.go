@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package networking
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+)
+
+const routerInterfaceOwner = "network:router_interface"
+
+// ReconcileRouter connects a managed cluster network to the external network: it uses the router
+// spec.router selects, or creates (or adopts by name) one with its gateway on the external
+// network, and gives it an interface on every subnet of the network. It returns nil when there is
+// nothing to route: an existing network (spec.network) or no external network.
+func (s *Service) ReconcileRouter(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec,
+	network *infrav1.NetworkStatusWithSubnets, externalNetwork *infrav1.NetworkStatus,
+) (*infrav1.Router, error) {
+	if len(spec.ManagedSubnets) == 0 || externalNetwork == nil || network == nil {
+		return nil, nil
+	}
+	router, err := s.findOrCreateRouter(ctx, name, spec, externalNetwork.ID)
+	if err != nil {
+		return nil, err
+	}
+	if router.GatewayInfo.NetworkID == "" {
+		updated, err := s.client.UpdateRouter(ctx, router.ID, routers.UpdateOpts{GatewayInfo: &routers.GatewayInfo{NetworkID: externalNetwork.ID}})
+		if err != nil {
+			return nil, fmt.Errorf("setting the gateway of router %s: %w", router.ID, err)
+		}
+		router = updated
+	}
+	tags, err := s.ensureTags(ctx, "routers", router.ID, router.Tags, spec.Tags)
+	if err != nil {
+		return nil, err
+	}
+
+	interfaces, err := s.client.ListPorts(ctx, ports.ListOpts{DeviceID: router.ID, DeviceOwner: routerInterfaceOwner})
+	if err != nil {
+		return nil, fmt.Errorf("listing the interfaces of router %s: %w", router.ID, err)
+	}
+	for _, sn := range network.Subnets {
+		attached := slices.ContainsFunc(interfaces, func(p ports.Port) bool {
+			return slices.ContainsFunc(p.FixedIPs, func(ip ports.IP) bool { return ip.SubnetID == sn.ID })
+		})
+		if attached {
+			continue
+		}
+		if _, err := s.client.AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: sn.ID}); err != nil {
+			return nil, fmt.Errorf("adding subnet %s to router %s: %w", sn.ID, router.ID, err)
+		}
+		s.event("AddedRouterInterface", "Added subnet %s to router %s", sn.Name, router.Name)
+	}
+
+	status := &infrav1.Router{Name: router.Name, ID: router.ID, Tags: tags}
+	for _, ip := range router.GatewayInfo.ExternalFixedIPs {
+		status.IPs = append(status.IPs, ip.IPAddress)
+	}
+	return status, nil
+}
+
+func (s *Service) findOrCreateRouter(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec, externalNetworkID string) (*routers.Router, error) {
+	if spec.Router != nil {
+		if spec.Router.ID != nil {
+			r, err := s.client.GetRouter(ctx, *spec.Router.ID)
+			if isNotFound(err) {
+				return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.id: router %s does not exist", *spec.Router.ID)}
+			}
+			if err != nil {
+				return nil, fmt.Errorf("getting router %s: %w", *spec.Router.ID, err)
+			}
+			return r, nil
+		}
+		f := spec.Router.Filter
+		tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
+		found, err := s.client.ListRouters(ctx, routers.ListOpts{Name: f.Name, Description: f.Description, ProjectID: f.ProjectID,
+			Tags: tags, TagsAny: tagsAny, NotTags: notTags, NotTagsAny: notTagsAny})
+		if err != nil {
+			return nil, fmt.Errorf("listing routers: %w", err)
+		}
+		if len(found) != 1 {
+			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.filter %s matches %d routers, want exactly one",
+				describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID, "tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny), len(found))}
+		}
+		return &found[0], nil
+	}
+
+	found, err := s.client.ListRouters(ctx, routers.ListOpts{Name: name})
+	if err != nil {
+		return nil, fmt.Errorf("listing routers named %s: %w", name, err)
+	}
+	switch len(found) {
+	case 0:
+		r, err := s.client.CreateRouter(ctx, routers.CreateOpts{Name: name, Description: "Created by the Cluster API OpenStack provider",
+			GatewayInfo: &routers.GatewayInfo{NetworkID: externalNetworkID}})
+		if err != nil {
+			return nil, fmt.Errorf("creating router %s: %w", name, err)
+		}
+		s.event("CreatedRouter", "Created router %s (%s)", name, r.ID)
+		return r, nil
+	case 1:
+		return &found[0], nil
+	default:
+		return nil, fmt.Errorf("found %d routers named %s; delete the extra ones", len(found), name)
+	}
+}
+
+// DeleteRouter removes the interfaces of a router the controller created and deletes it. A router
+// the user selected with spec.router only loses the interfaces on the cluster's subnets.
+func (s *Service) DeleteRouter(ctx context.Context, spec *infrav1.OpenStackClusterSpec, router *infrav1.Router, network *infrav1.NetworkStatusWithSubnets) error {
+	if router == nil || router.ID == "" {
+		return nil
+	}
+	if network != nil {
+		for _, sn := range network.Subnets {
+			_, err := s.client.RemoveRouterInterface(ctx, router.ID, routers.RemoveInterfaceOpts{SubnetID: sn.ID})
+			if err != nil && !isNotFound(err) {
+				return fmt.Errorf("removing subnet %s from router %s: %w", sn.ID, router.ID, err)
+			}
+		}
+	}
+	if spec.Router != nil {
+		return nil
+	}
+	err := s.client.DeleteRouter(ctx, router.ID)
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("deleting router %s: %w", router.ID, err)
+	}
+	if err == nil {
+		s.event("DeletedRouter", "Deleted router %s (%s)", router.Name, router.ID)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package networking reconciles a cluster's Neutron resources: the external network, the cluster
+// network with its subnets, and its router. It talks to OpenStack only through
+// clients.NetworkClient and never waits: each call does one step and reports what it found.
+package networking
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+)
+
+// Service reconciles the Neutron resources of one cluster.
+type Service struct {
+	client   clients.NetworkClient
+	recorder record.EventRecorder
+	// owner is the object events are recorded on.
+	owner runtime.Object
+}
+
+// NewService returns a service that calls Neutron through client and records events on owner.
+func NewService(client clients.NetworkClient, recorder record.EventRecorder, owner runtime.Object) *Service {
+	return &Service{client: client, recorder: recorder, owner: owner}
+}
+
+// ResourceName is the name of the network, subnets and router the controller creates for a
+// cluster, as upstream CAPO names them (so that their resources are adopted).
+func ResourceName(namespace, cluster string) string {
+	return fmt.Sprintf("k8s-clusterapi-cluster-%s-%s", namespace, cluster)
+}
+
+// SpecError is a problem with the spec that only OpenStack can reveal, such as a filter that
+// matches no resource or several. Reason is a condition reason; the message names the field.
+type SpecError struct {
+	Reason  string
+	Message string
+}
+
+func (e *SpecError) Error() string { return e.Message }
+
+// IsSpecError reports whether err is, or wraps, a SpecError, and returns it.
+func IsSpecError(err error) (*SpecError, bool) {
+	var specErr *SpecError
+	ok := errors.As(err, &specErr)
+	return specErr, ok
+}
+
+// ErrWaitingForPorts means the network cannot be deleted yet: ports (servers, load balancers)
+// still use it. The controller requeues.
+var ErrWaitingForPorts = errors.New("the cluster network still has ports")
+
+func isNotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusNotFound) }
+func isConflict(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
+
+func (s *Service) event(reason, format string, args ...any) {
+	if s.recorder != nil && s.owner != nil {
+		s.recorder.Eventf(s.owner, corev1.EventTypeNormal, reason, format, args...)
+	}
+}
+
+// names lists resource names for messages, sorted.
+func names[T any](items []T, name func(T) string) string {
+	out := make([]string, 0, len(items))
+	for _, i := range items {
+		out = append(out, name(i))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// describeFilter renders a filter for messages, with only the fields that are set.
+func describeFilter(fields ...string) string {
+	var set []string
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i+1] != "" {
+			set = append(set, fields[i]+"="+fields[i+1])
+		}
+	}
+	return "{" + strings.Join(set, ", ") + "}"
+}
+
+func tagsOf(f infrav1.FilterByNeutronTags) (tags, tagsAny, notTags, notTagsAny string) {
+	join := func(t []infrav1.NeutronTag) string {
+		s := make([]string, len(t))
+		for i := range t {
+			s[i] = string(t[i])
+		}
+		return strings.Join(s, ",")
+	}
+	return join(f.Tags), join(f.TagsAny), join(f.NotTags), join(f.NotTagsAny)
+}
