@@ -203,7 +203,13 @@ func listQuery(opts any) (url.Values, error) {
 		}
 		return q, nil
 	}
-	return nil, fmt.Errorf("fake: %T has no list query method", opts)
+	// Option structs without a method (security groups, rules) are turned into a query by
+	// gophercloud itself, from their q: tags.
+	u, err := gophercloud.BuildQueryString(opts)
+	if err != nil {
+		return nil, fmt.Errorf("fake: %T: %w", opts, err)
+	}
+	return u.Query(), nil
 }
 
 // ignoredQueryKeys are paging and field-selection keys: they do not filter.
@@ -212,8 +218,14 @@ var ignoredQueryKeys = map[string]bool{"limit": true, "marker": true, "sort_key"
 // matches reports whether an object, seen as its JSON plus extra attributes, passes the filters.
 func matches(obj any, extra map[string]any, q url.Values) bool {
 	raw, _ := json.Marshal(obj)
-	fields := map[string]any{}
-	_ = json.Unmarshal(raw, &fields)
+	decoded := map[string]any{}
+	_ = json.Unmarshal(raw, &decoded)
+	// Some gophercloud structs leave ID and Name untagged (decoding is case-insensitive), so
+	// compare field names in lower case.
+	fields := make(map[string]any, len(decoded)+len(extra))
+	for k, v := range decoded {
+		fields[strings.ToLower(k)] = v
+	}
 	for k, v := range extra {
 		fields[k] = v
 	}

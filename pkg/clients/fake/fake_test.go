@@ -34,6 +34,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
@@ -352,6 +354,23 @@ func TestFaultsAndAccounting(t *testing.T) {
 	g.Expect(c.TotalCalls()).To(BeNumerically(">=", 206))
 	c.ResetCalls()
 	g.Expect(c.TotalCalls()).To(BeZero())
+}
+
+func TestSecurityGroupFilters(t *testing.T) {
+	g := NewWithT(t)
+	c := New(Options{})
+	sg, err := c.Network().CreateSecGroup(ctx, groups.CreateOpts{Name: "cp"})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = c.Network().CreateSecGroup(ctx, groups.CreateOpts{Name: "worker"})
+	g.Expect(err).NotTo(HaveOccurred())
+	found, err := c.Network().ListSecGroups(ctx, groups.ListOpts{Name: "cp"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(found).To(HaveLen(1), "untagged Name fields filter too")
+	_, err = c.Network().CreateSecGroupRule(ctx, rules.CreateOpts{SecGroupID: sg.ID, Direction: "ingress", EtherType: "IPv4"})
+	g.Expect(err).NotTo(HaveOccurred())
+	rs, err := c.Network().ListSecGroupRules(ctx, rules.ListOpts{SecGroupID: sg.ID})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(rs).To(HaveLen(1))
 }
 
 func TestFactory(t *testing.T) {

@@ -62,11 +62,11 @@ func TestAgainstTheFakeCloud(t *testing.T) {
 	// A server port still on the network blocks its deletion; the controller waits.
 	port, err := cloud.Network().CreatePort(ctx, ports.CreateOpts{NetworkID: network.ID})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(s.DeleteRouter(ctx, spec, router, network)).To(Succeed())
-	g.Expect(s.DeleteNetwork(ctx, network)).To(MatchError(ErrWaitingForPorts))
+	g.Expect(s.DeleteManagedRouter(ctx, name, spec)).To(Succeed())
+	g.Expect(s.DeleteManagedNetwork(ctx, name)).To(MatchError(ErrWaitingForPorts))
 	g.Expect(cloud.Network().DeletePort(ctx, port.ID)).To(Succeed())
-	g.Expect(s.DeleteNetwork(ctx, network)).To(Succeed())
-	g.Expect(s.DeleteNetwork(ctx, network)).To(Succeed(), "deleting again is a no-op")
+	g.Expect(s.DeleteManagedNetwork(ctx, name)).To(Succeed())
+	g.Expect(s.DeleteManagedNetwork(ctx, name)).To(Succeed(), "deleting again is a no-op")
 
 	left, _ := cloud.Network().ListNetworks(ctx, networks.ListOpts{})
 	g.Expect(left).To(HaveLen(1), "only the external network the operator made is left")

@@ -306,22 +306,25 @@ func containsAll(have, want []string) bool {
 	return true
 }
 
-// DeleteNetwork deletes the cluster network the controller created (with its subnets). It
-// returns ErrWaitingForPorts while ports still use it; a network already gone is success.
-func (s *Service) DeleteNetwork(ctx context.Context, status *infrav1.NetworkStatusWithSubnets) error {
-	if status == nil || status.ID == "" {
-		return nil
+// DeleteManagedNetwork deletes the network the controller created for the cluster, found by
+// name so that a lost status does not leave it behind; its subnets go with it. It returns
+// ErrWaitingForPorts while ports still use it.
+func (s *Service) DeleteManagedNetwork(ctx context.Context, name string) error {
+	found, err := s.client.ListNetworks(ctx, networks.ListOpts{Name: name})
+	if err != nil {
+		return fmt.Errorf("listing networks named %s: %w", name, err)
 	}
-	err := s.client.DeleteNetwork(ctx, status.ID)
-	switch {
-	case err == nil:
-		s.event("DeletedNetwork", "Deleted network %s (%s)", status.Name, status.ID)
-		return nil
-	case isNotFound(err):
-		return nil
-	case isConflict(err):
-		return ErrWaitingForPorts
-	default:
-		return fmt.Errorf("deleting network %s: %w", status.ID, err)
+	for _, n := range found {
+		err := s.client.DeleteNetwork(ctx, n.ID)
+		switch {
+		case err == nil:
+			s.event("DeletedNetwork", "Deleted network %s (%s)", n.Name, n.ID)
+		case isNotFound(err):
+		case isConflict(err):
+			return ErrWaitingForPorts
+		default:
+			return fmt.Errorf("deleting network %s: %w", n.ID, err)
+		}
 	}
+	return nil
 }

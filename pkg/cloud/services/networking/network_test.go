@@ -292,24 +292,29 @@ func TestResolveUserNetwork(t *testing.T) {
 	})
 }
 
-func TestDeleteNetwork(t *testing.T) {
-	status := &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "net-1", Name: "k8s"}}
+func TestDeleteManagedNetwork(t *testing.T) {
+	const name = "k8s-clusterapi-cluster-ns-c"
 	for _, tt := range []struct {
 		name    string
+		found   []networks.Network
 		answer  error
 		wantErr error
 		events  int
 	}{
-		{name: "deleted", events: 1},
-		{name: "already gone", answer: err404},
-		{name: "ports still in use", answer: err409, wantErr: ErrWaitingForPorts},
-		{name: "other error", answer: errBoom, wantErr: errBoom},
+		{name: "deleted", found: []networks.Network{{ID: "net-1"}}, events: 1},
+		{name: "nothing to delete", found: nil},
+		{name: "gone meanwhile", found: []networks.Network{{ID: "net-1"}}, answer: err404},
+		{name: "ports still in use", found: []networks.Network{{ID: "net-1"}}, answer: err409, wantErr: ErrWaitingForPorts},
+		{name: "other error", found: []networks.Network{{ID: "net-1"}}, answer: errBoom, wantErr: errBoom},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			s, m, recorder := newService(t)
-			m.EXPECT().DeleteNetwork(ctx, "net-1").Return(tt.answer)
-			err := s.DeleteNetwork(ctx, status)
+			m.EXPECT().ListNetworks(ctx, networks.ListOpts{Name: name}).Return(tt.found, nil)
+			if len(tt.found) > 0 {
+				m.EXPECT().DeleteNetwork(ctx, "net-1").Return(tt.answer)
+			}
+			err := s.DeleteManagedNetwork(ctx, name)
 			if tt.wantErr == nil {
 				g.Expect(err).NotTo(HaveOccurred())
 			} else {
@@ -318,7 +323,4 @@ func TestDeleteNetwork(t *testing.T) {
 			g.Expect(recorder.Events).To(HaveLen(tt.events))
 		})
 	}
-	g := NewWithT(t)
-	s, _, _ := newService(t)
-	g.Expect(s.DeleteNetwork(ctx, nil)).To(Succeed(), "nothing recorded, nothing to delete")
 }

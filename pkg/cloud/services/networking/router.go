@@ -22,6 +22,7 @@ import (
 	"slices"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -125,29 +126,71 @@ func (s *Service) findOrCreateRouter(ctx context.Context, name string, spec *inf
 	}
 }
 
-// DeleteRouter removes the interfaces of a router the controller created and deletes it. A router
-// the user selected with spec.router only loses the interfaces on the cluster's subnets.
-func (s *Service) DeleteRouter(ctx context.Context, spec *infrav1.OpenStackClusterSpec, router *infrav1.Router, network *infrav1.NetworkStatusWithSubnets) error {
-	if router == nil || router.ID == "" {
-		return nil
+// DeleteManagedRouter detaches the cluster's subnets from its router and, when the controller
+// created the router (no spec.router), deletes it. Routers and interfaces are found in the cloud,
+// by name and device, so that a lost status does not leave them behind.
+func (s *Service) DeleteManagedRouter(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec) error {
+	var candidates []routers.Router
+	if spec.Router != nil {
+		r, err := s.findOrCreateRouter(ctx, name, spec, "")
+		if _, isSpec := IsSpecError(err); isSpec || isNotFound(err) {
+			return nil // the user's router is gone or no longer matches: nothing of ours is on it
+		}
+		if err != nil {
+			return err
+		}
+		candidates = []routers.Router{*r}
+	} else {
+		found, err := s.client.ListRouters(ctx, routers.ListOpts{Name: name})
+		if err != nil {
+			return fmt.Errorf("listing routers named %s: %w", name, err)
+		}
+		candidates = found
 	}
-	if network != nil {
-		for _, sn := range network.Subnets {
-			_, err := s.client.RemoveRouterInterface(ctx, router.ID, routers.RemoveInterfaceOpts{SubnetID: sn.ID})
-			if err != nil && !isNotFound(err) {
-				return fmt.Errorf("removing subnet %s from router %s: %w", sn.ID, router.ID, err)
+	clusterSubnets, err := s.managedSubnetIDs(ctx, name)
+	if err != nil {
+		return err
+	}
+	for _, r := range candidates {
+		interfaces, err := s.client.ListPorts(ctx, ports.ListOpts{DeviceID: r.ID, DeviceOwner: routerInterfaceOwner})
+		if err != nil {
+			return fmt.Errorf("listing the interfaces of router %s: %w", r.ID, err)
+		}
+		for _, p := range interfaces {
+			for _, ip := range p.FixedIPs {
+				// On the user's router, only the cluster's own subnets are detached.
+				if spec.Router != nil && !slices.Contains(clusterSubnets, ip.SubnetID) {
+					continue
+				}
+				_, err := s.client.RemoveRouterInterface(ctx, r.ID, routers.RemoveInterfaceOpts{SubnetID: ip.SubnetID})
+				if err != nil && !isNotFound(err) {
+					return fmt.Errorf("removing subnet %s from router %s: %w", ip.SubnetID, r.ID, err)
+				}
 			}
 		}
-	}
-	if spec.Router != nil {
-		return nil
-	}
-	err := s.client.DeleteRouter(ctx, router.ID)
-	if err != nil && !isNotFound(err) {
-		return fmt.Errorf("deleting router %s: %w", router.ID, err)
-	}
-	if err == nil {
-		s.event("DeletedRouter", "Deleted router %s (%s)", router.Name, router.ID)
+		if spec.Router != nil {
+			continue
+		}
+		err = s.client.DeleteRouter(ctx, r.ID)
+		if err != nil && !isNotFound(err) {
+			return fmt.Errorf("deleting router %s: %w", r.ID, err)
+		}
+		if err == nil {
+			s.event("DeletedRouter", "Deleted router %s (%s)", r.Name, r.ID)
+		}
 	}
 	return nil
+}
+
+// managedSubnetIDs lists the subnets of the network the controller created for the cluster.
+func (s *Service) managedSubnetIDs(ctx context.Context, name string) ([]string, error) {
+	nets, err := s.client.ListNetworks(ctx, networks.ListOpts{Name: name})
+	if err != nil {
+		return nil, fmt.Errorf("listing networks named %s: %w", name, err)
+	}
+	var ids []string
+	for _, n := range nets {
+		ids = append(ids, n.Subnets...)
+	}
+	return ids, nil
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/gomega"
 	"go.uber.org/mock/gomock"
@@ -119,37 +120,42 @@ func TestReconcileRouter(t *testing.T) {
 	})
 }
 
-func TestDeleteRouter(t *testing.T) {
-	network := &infrav1.NetworkStatusWithSubnets{Subnets: []infrav1.Subnet{{ID: "sub-1"}}}
-	router := &infrav1.Router{ID: "r-1", Name: "k8s"}
+func TestDeleteManagedRouter(t *testing.T) {
+	const name = "k8s-clusterapi-cluster-ns-c"
+	iface := func(subnet string) ports.Port { return ports.Port{FixedIPs: []ports.IP{{SubnetID: subnet}}} }
 
-	t.Run("removes interfaces and the router it created; gone is fine", func(t *testing.T) {
+	t.Run("detaches every interface and deletes the router it created; gone is fine", func(t *testing.T) {
 		g := NewWithT(t)
 		s, m, recorder := newService(t)
-		m.EXPECT().RemoveRouterInterface(ctx, "r-1", routers.RemoveInterfaceOpts{SubnetID: "sub-1"}).Return(nil, err404)
-		m.EXPECT().DeleteRouter(ctx, "r-1").Return(nil)
-		g.Expect(s.DeleteRouter(ctx, &infrav1.OpenStackClusterSpec{}, router, network)).To(Succeed())
+		e := m.EXPECT()
+		e.ListRouters(ctx, routers.ListOpts{Name: name}).Return([]routers.Router{{ID: "r-1", Name: name}}, nil)
+		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{Subnets: []string{"sub-1"}}}, nil)
+		e.ListPorts(ctx, ports.ListOpts{DeviceID: "r-1", DeviceOwner: "network:router_interface"}).Return([]ports.Port{iface("sub-1")}, nil)
+		e.RemoveRouterInterface(ctx, "r-1", routers.RemoveInterfaceOpts{SubnetID: "sub-1"}).Return(nil, err404)
+		e.DeleteRouter(ctx, "r-1").Return(nil)
+		g.Expect(s.DeleteManagedRouter(ctx, name, &infrav1.OpenStackClusterSpec{})).To(Succeed())
 		g.Expect(recorder.Events).To(HaveLen(1))
 	})
 
-	t.Run("a router the user brought keeps existing", func(t *testing.T) {
+	t.Run("the user's router loses only the cluster's subnets and stays", func(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
-		m.EXPECT().RemoveRouterInterface(ctx, "r-1", gomock.Any()).Return(&routers.InterfaceInfo{}, nil)
+		e := m.EXPECT()
+		e.GetRouter(ctx, "r-1").Return(&routers.Router{ID: "r-1"}, nil)
+		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{Subnets: []string{"sub-1"}}}, nil)
+		e.ListPorts(ctx, gomock.Any()).Return([]ports.Port{iface("sub-1"), iface("someone-elses")}, nil)
+		e.RemoveRouterInterface(ctx, "r-1", routers.RemoveInterfaceOpts{SubnetID: "sub-1"}).Return(&routers.InterfaceInfo{}, nil)
 		spec := &infrav1.OpenStackClusterSpec{Router: &infrav1.RouterParam{ID: ptr.To("r-1")}}
-		g.Expect(s.DeleteRouter(ctx, spec, router, network)).To(Succeed())
+		g.Expect(s.DeleteManagedRouter(ctx, name, spec)).To(Succeed())
 	})
 
 	t.Run("errors are returned", func(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
+		m.EXPECT().ListRouters(ctx, gomock.Any()).Return([]routers.Router{{ID: "r-1"}}, nil)
+		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return(nil, nil)
+		m.EXPECT().ListPorts(ctx, gomock.Any()).Return([]ports.Port{iface("sub-1")}, nil)
 		m.EXPECT().RemoveRouterInterface(ctx, "r-1", gomock.Any()).Return(nil, errBoom)
-		g.Expect(s.DeleteRouter(ctx, &infrav1.OpenStackClusterSpec{}, router, network)).To(MatchError(ContainSubstring("boom")))
-	})
-
-	t.Run("nothing recorded", func(t *testing.T) {
-		g := NewWithT(t)
-		s, _, _ := newService(t)
-		g.Expect(s.DeleteRouter(ctx, &infrav1.OpenStackClusterSpec{}, nil, network)).To(Succeed())
+		g.Expect(s.DeleteManagedRouter(ctx, name, &infrav1.OpenStackClusterSpec{})).To(MatchError(ContainSubstring("boom")))
 	})
 }
