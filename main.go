@@ -18,6 +18,7 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,17 +34,20 @@ import (
 	capiflags "sigs.k8s.io/cluster-api/util/flags"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/webhooks"
 )
 
 // Leader election and events are the manager's own needs; each controller declares the rest.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // options are the manager's command line flags.
 type options struct {
@@ -184,6 +188,20 @@ func newManager(restConfig *rest.Config, o *options) (manager.Manager, error) {
 	return mgr, nil
 }
 
+// setupControllers registers the reconcilers with the manager.
+func setupControllers(ctx context.Context, mgr manager.Manager, o *options) error {
+	factory := &scope.SecretFactory{Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("scope")}
+	if err := (&controllers.OpenStackClusterReconciler{
+		Client:           mgr.GetClient(),
+		Recorder:         mgr.GetEventRecorder("openstackcluster-controller"),
+		ScopeFactory:     factory,
+		WatchFilterValue: o.watchFilterValue,
+	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: o.clusterConcurrency}); err != nil {
+		return fmt.Errorf("setting up the OpenStackCluster controller: %w", err)
+	}
+	return nil
+}
+
 func main() {
 	o := newOptions()
 	fs := pflag.NewFlagSet(os.Args[0], pflag.ExitOnError)
@@ -218,6 +236,10 @@ func main() {
 	}
 
 	ctx := ctrl.SetupSignalHandler()
+	if err := setupControllers(ctx, mgr, o); err != nil {
+		log.Error(err, "setting up the controllers")
+		os.Exit(1)
+	}
 	log.Info("starting the manager")
 	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "running the manager")

@@ -82,7 +82,7 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// TestManagerStartsAndServesWebhooks runs the manager as main builds it, with no controllers,
+// TestManagerStartsAndServesWebhooks runs the manager as main builds it, with its controllers,
 // against a real API server whose webhook configuration points at it.
 func TestManagerStartsAndServesWebhooks(t *testing.T) {
 	if testing.Short() {
@@ -90,8 +90,10 @@ func TestManagerStartsAndServesWebhooks(t *testing.T) {
 	}
 	g := NewWithT(t)
 	root := envtestutil.RepoRoot()
+	capiCRDs, err := envtestutil.CAPICRDPath()
+	g.Expect(err).NotTo(HaveOccurred())
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases"), capiCRDs},
 		ErrorIfCRDPathMissing: true,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{filepath.Join(root, "config", "webhook")}},
 	}
@@ -111,6 +113,7 @@ func TestManagerStartsAndServesWebhooks(t *testing.T) {
 	mgr, err := newManager(cfg, o)
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
+	g.Expect(setupControllers(ctx, mgr, o)).To(Succeed())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	defer func() {

@@ -26,7 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
@@ -67,7 +67,7 @@ var clusterConditions = []string{
 // domains and control plane endpoint of a cluster.
 type OpenStackClusterReconciler struct {
 	Client           client.Client
-	Recorder         record.EventRecorder
+	Recorder         events.EventRecorder
 	ScopeFactory     scope.Factory
 	WatchFilterValue string
 }
@@ -75,7 +75,7 @@ type OpenStackClusterReconciler struct {
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters/status;openstackclusters/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 
 // SetupWithManager registers the reconciler. It watches OpenStackClusters and their Clusters (for
 // pause and unpause).
@@ -157,7 +157,7 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, cluste
 		for _, t := range clusterConditions {
 			setCondition(osc, t, metav1.ConditionFalse, infrav1.IdentityErrorReason, err.Error())
 		}
-		r.Recorder.Event(osc, corev1.EventTypeWarning, infrav1.IdentityErrorReason, err.Error())
+		r.Recorder.Eventf(osc, nil, corev1.EventTypeWarning, infrav1.IdentityErrorReason, "Authenticate", "%s", err.Error())
 		// The Secret is not watched: look again in a while.
 		return ctrl.Result{RequeueAfter: specErrorRequeue}, nil
 	}
@@ -199,7 +199,7 @@ func lowestRequeue(a, b ctrl.Result) ctrl.Result {
 func (r *OpenStackClusterReconciler) fail(osc *infrav1.OpenStackCluster, conditionType string, err error) phaseResult {
 	if specErr, ok := networking.IsSpecError(err); ok {
 		setCondition(osc, conditionType, metav1.ConditionFalse, specErr.Reason, specErr.Message)
-		r.Recorder.Event(osc, corev1.EventTypeWarning, specErr.Reason, specErr.Message)
+		r.Recorder.Eventf(osc, nil, corev1.EventTypeWarning, specErr.Reason, "Reconcile", "%s", specErr.Message)
 		return phaseResult{stop: true, result: ctrl.Result{RequeueAfter: specErrorRequeue}}
 	}
 	setCondition(osc, conditionType, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())

@@ -23,8 +23,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -59,6 +61,16 @@ func RepoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
+// CAPICRDPath is the directory of Cluster API's core CRDs in the module cache, at the version
+// go.mod requires.
+func CAPICRDPath() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the cluster-api module: %w", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "core", "config", "crd", "bases"), nil
+}
+
 // Start starts etcd and kube-apiserver, installs the CRDs from config/crd/bases and the webhook
 // configuration from config/webhook, and serves the webhooks from a manager in this process.
 func Start() (*Environment, error) {
@@ -66,8 +78,12 @@ func Start() (*Environment, error) {
 		return nil, ErrNoAssets
 	}
 	root := RepoRoot()
+	capiCRDs, err := CAPICRDPath()
+	if err != nil {
+		return nil, err
+	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases"), capiCRDs},
 		ErrorIfCRDPathMissing: true,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
 			Paths: []string{filepath.Join(root, "config", "webhook")},

@@ -30,7 +30,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	. "github.com/onsi/gomega"
 	"go.uber.org/mock/gomock"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -48,10 +48,10 @@ var (
 	}
 )
 
-func newService(t *testing.T) (*Service, *mock.MockNetworkClient, *record.FakeRecorder) {
+func newService(t *testing.T) (*Service, *mock.MockNetworkClient, *events.FakeRecorder) {
 	ctrl := gomock.NewController(t)
 	client := mock.NewMockNetworkClient(ctrl)
-	recorder := record.NewFakeRecorder(10)
+	recorder := events.NewFakeRecorder(10)
 	return NewService(client, recorder, &infrav1.OpenStackCluster{}), client, recorder
 }
 

@@ -29,7 +29,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
@@ -38,13 +38,13 @@ import (
 // Service reconciles the Neutron resources of one cluster.
 type Service struct {
 	client   clients.NetworkClient
-	recorder record.EventRecorder
+	recorder events.EventRecorder
 	// owner is the object events are recorded on.
 	owner runtime.Object
 }
 
 // NewService returns a service that calls Neutron through client and records events on owner.
-func NewService(client clients.NetworkClient, recorder record.EventRecorder, owner runtime.Object) *Service {
+func NewService(client clients.NetworkClient, recorder events.EventRecorder, owner runtime.Object) *Service {
 	return &Service{client: client, recorder: recorder, owner: owner}
 }
 
@@ -77,11 +77,22 @@ var ErrWaitingForPorts = errors.New("the cluster network still has ports")
 func isNotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusNotFound) }
 func isConflict(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
 
+// event records a change made in the cloud. The action is the verb the reason starts with
+// (CreatedNetwork: Create).
 func (s *Service) event(reason, format string, args ...any) {
-	if s.recorder != nil && s.owner != nil {
-		s.recorder.Eventf(s.owner, corev1.EventTypeNormal, reason, format, args...)
+	if s.recorder == nil || s.owner == nil {
+		return
 	}
+	action := "Reconcile"
+	for past, verb := range eventActions {
+		if strings.HasPrefix(reason, past) {
+			action = verb
+		}
+	}
+	s.recorder.Eventf(s.owner, nil, corev1.EventTypeNormal, reason, action, format, args...)
 }
+
+var eventActions = map[string]string{"Created": "Create", "Deleted": "Delete", "Added": "Add"}
 
 // names lists resource names for messages, sorted.
 func names[T any](items []T, name func(T) string) string {

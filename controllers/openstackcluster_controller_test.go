@@ -1,0 +1,226 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
+)
+
+const (
+	eventually = 30 * time.Second
+	poll       = 100 * time.Millisecond
+)
+
+var ctx = context.Background()
+
+// newCloud is a fake OpenStack with two zones and an external network, for one namespace.
+func newCloud(t *testing.T, g *WithT, namespace string) *fakeopenstack.Cloud {
+	t.Helper()
+	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+	cloud := fakeopenstack.New(fakeopenstack.Options{})
+	cloud.SetAvailabilityZones("az1", "az2")
+	ext := cloud.AddNetwork("public", true)
+	cloud.AddSubnet(ext, "public-subnet", "172.24.4.0/24")
+	clouds.set(namespace, cloud)
+	return cloud
+}
+
+// newCluster creates a Cluster and an OpenStackCluster it owns, as Cluster API would.
+func newCluster(g *WithT, namespace string, paused bool, spec infrav1.OpenStackClusterSpec, withOwner bool) *infrav1.OpenStackCluster {
+	// Cluster v1beta2 wants a non-empty spec; paused is set either way.
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: namespace}, Spec: clusterv1.ClusterSpec{Paused: ptr.To(paused)}}
+	g.Expect(env.Client.Create(ctx, cluster)).To(Succeed())
+	osc := &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: namespace}, Spec: spec}
+	if withOwner {
+		osc.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}}
+	}
+	g.Expect(env.Client.Create(ctx, osc)).To(Succeed())
+	return osc
+}
+
+func managedSpec() infrav1.OpenStackClusterSpec {
+	return infrav1.OpenStackClusterSpec{
+		IdentityRef:           &infrav1.OpenStackIdentityReference{Name: "cloud-config", CloudName: "openstack"},
+		ManagedSubnets:        []infrav1.SubnetSpec{{CIDR: "10.6.0.0/24"}},
+		ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{},
+		Tags:                  []string{"e2e"},
+	}
+}
+
+func get(g Gomega, osc *infrav1.OpenStackCluster) *infrav1.OpenStackCluster {
+	got := &infrav1.OpenStackCluster{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(osc), got)).To(Succeed())
+	return got
+}
+
+// counts is what the fake holds of the cluster's resources.
+type counts struct{ networks, routers, groups, fips, ports int }
+
+func countResources(cloud *fakeopenstack.Cloud) counts {
+	n := cloud.Network()
+	nets, _ := n.ListNetworks(ctx, networks.ListOpts{})
+	rs, _ := n.ListRouters(ctx, routers.ListOpts{})
+	gs, _ := n.ListSecGroups(ctx, groups.ListOpts{})
+	fs, _ := n.ListFloatingIPs(ctx, floatingips.ListOpts{})
+	ps, _ := n.ListPorts(ctx, ports.ListOpts{})
+	return counts{networks: len(nets), routers: len(rs), groups: len(gs), fips: len(fs), ports: len(ps)}
+}
+
+func TestClusterConvergesAdoptsAndDeletes(t *testing.T) {
+	g := NewWithT(t)
+	cloud := newCloud(t, g, "converges")
+	osc := newCluster(g, "converges", false, managedSpec(), true)
+
+	g.Eventually(func(g Gomega) {
+		got := get(g, osc)
+		g.Expect(got.Status.Initialization).NotTo(BeNil())
+		g.Expect(got.Status.Initialization.Provisioned).To(Equal(ptr.To(true)))
+		g.Expect(conditions.IsTrue(got, infrav1.ReadyCondition)).To(BeTrue())
+	}, eventually, poll).Should(Succeed())
+
+	got := get(g, osc)
+	g.Expect(got.Finalizers).To(ContainElement(infrav1.ClusterFinalizer))
+	g.Expect(got.Status.ExternalNetwork.Name).To(Equal("public"))
+	g.Expect(got.Status.Network.Name).To(Equal("k8s-clusterapi-cluster-converges-c"))
+	g.Expect(got.Status.Network.Subnets).To(HaveLen(1))
+	g.Expect(got.Status.Network.Tags).To(ContainElement("e2e"))
+	g.Expect(got.Status.Router.IPs).To(HaveLen(1))
+	g.Expect(got.Status.ControlPlaneSecurityGroup.Name).To(Equal("k8s-cluster-converges-c-secgroup-controlplane"))
+	g.Expect(got.Status.WorkerSecurityGroup).NotTo(BeNil())
+	g.Expect(got.Status.FailureDomains).To(Equal([]clusterv1.FailureDomain{{Name: "az1", ControlPlane: ptr.To(true)}, {Name: "az2", ControlPlane: ptr.To(true)}}))
+	// No load balancer: the endpoint is a floating IP on the external network.
+	g.Expect(got.Spec.ControlPlaneEndpoint.Host).To(HavePrefix("172.24.4."))
+	g.Expect(got.Spec.ControlPlaneEndpoint.Port).To(Equal(int32(6443)))
+	created := countResources(cloud)
+	g.Expect(created).To(Equal(counts{networks: 2, routers: 1, groups: 2, fips: 1, ports: 1}))
+
+	// Status lost: the controller rebuilds it from the cloud, creating nothing twice.
+	networkID, endpoint := got.Status.Network.ID, *got.Spec.ControlPlaneEndpoint
+	got.Status = infrav1.OpenStackClusterStatus{}
+	g.Expect(env.Client.Status().Update(ctx, got)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		again := get(g, osc)
+		g.Expect(again.Status.Initialization).NotTo(BeNil())
+		g.Expect(again.Status.Network).NotTo(BeNil())
+		g.Expect(again.Status.Network.ID).To(Equal(networkID))
+		g.Expect(*again.Spec.ControlPlaneEndpoint).To(Equal(endpoint))
+	}, eventually, poll).Should(Succeed())
+	g.Expect(countResources(cloud)).To(Equal(created))
+
+	// Deletion removes everything the cluster created, and only that.
+	g.Expect(env.Client.Delete(ctx, osc)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(osc), &infrav1.OpenStackCluster{}))
+	}, eventually, poll).Should(BeTrue())
+	g.Expect(countResources(cloud)).To(Equal(counts{networks: 1}), "only the external network the operator made is left")
+}
+
+func TestDeletionAfterLostStatusLeavesNothing(t *testing.T) {
+	g := NewWithT(t)
+	cloud := newCloud(t, g, "lost-status")
+	osc := newCluster(g, "lost-status", false, managedSpec(), true)
+	g.Eventually(func(g Gomega) {
+		g.Expect(get(g, osc).Status.Initialization).NotTo(BeNil())
+	}, eventually, poll).Should(Succeed())
+
+	// Wipe the status and delete at once: deletion finds the resources by name.
+	got := get(g, osc)
+	got.Status = infrav1.OpenStackClusterStatus{}
+	g.Expect(env.Client.Status().Update(ctx, got)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, osc)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(osc), &infrav1.OpenStackCluster{}))
+	}, eventually, poll).Should(BeTrue())
+	g.Expect(countResources(cloud)).To(Equal(counts{networks: 1}))
+}
+
+func TestPausedClusterIsLeftAlone(t *testing.T) {
+	g := NewWithT(t)
+	cloud := newCloud(t, g, "paused")
+	osc := newCluster(g, "paused", true, managedSpec(), true)
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.IsTrue(get(g, osc), clusterv1.PausedCondition)).To(BeTrue())
+	}, eventually, poll).Should(Succeed())
+	g.Consistently(cloud.TotalCalls, 2*time.Second, poll).Should(BeZero())
+	g.Expect(get(g, osc).Finalizers).To(BeEmpty())
+}
+
+func TestWaitsForTheOwnerCluster(t *testing.T) {
+	g := NewWithT(t)
+	cloud := newCloud(t, g, "no-owner")
+	osc := newCluster(g, "no-owner", false, managedSpec(), false)
+	g.Consistently(func(g Gomega) {
+		g.Expect(get(g, osc).Finalizers).To(BeEmpty())
+		g.Expect(cloud.TotalCalls()).To(BeZero())
+	}, 2*time.Second, poll).Should(Succeed())
+}
+
+func TestMissingIdentityIsReported(t *testing.T) {
+	g := NewWithT(t)
+	newCloud(t, g, "no-identity")
+	spec := managedSpec()
+	spec.IdentityRef = nil
+	osc := newCluster(g, "no-identity", false, spec, true)
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(get(g, osc), infrav1.NetworkReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(infrav1.IdentityErrorReason))
+		g.Expect(c.Message).To(ContainSubstring("spec.identityRef is not set"))
+	}, eventually, poll).Should(Succeed())
+
+	// With nothing created, deletion does not wait for credentials.
+	g.Expect(env.Client.Delete(ctx, osc)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(osc), &infrav1.OpenStackCluster{}))
+	}, eventually, poll).Should(BeTrue())
+}
+
+func TestSpecErrorsNameTheField(t *testing.T) {
+	g := NewWithT(t)
+	newCloud(t, g, "spec-error")
+	spec := managedSpec()
+	spec.ManagedSubnets = nil
+	spec.Network = &infrav1.NetworkParam{Filter: &infrav1.NetworkFilter{Name: "does-not-exist"}}
+	osc := newCluster(g, "spec-error", false, spec, true)
+	g.Eventually(func(g Gomega) {
+		got := get(g, osc)
+		c := conditions.Get(got, infrav1.NetworkReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(infrav1.NetworkNotFoundReason))
+		g.Expect(c.Message).To(Equal("spec.network.filter {name=does-not-exist} matches 0 networks, want exactly one"))
+		g.Expect(conditions.IsFalse(got, infrav1.ReadyCondition)).To(BeTrue())
+	}, eventually, poll).Should(Succeed())
+}

@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
+	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
+)
+
+var (
+	env    *envtestutil.Environment
+	clouds = &cloudsByNamespace{m: map[string]*fakeopenstack.Cloud{}}
+)
+
+// cloudsByNamespace hands each test namespace its own fake OpenStack.
+type cloudsByNamespace struct {
+	mu sync.Mutex
+	m  map[string]*fakeopenstack.Cloud
+}
+
+func (c *cloudsByNamespace) set(namespace string, cloud *fakeopenstack.Cloud) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[namespace] = cloud
+}
+
+func (c *cloudsByNamespace) NewClients(ctx context.Context, namespace string, ref *infrav1.OpenStackIdentityReference) (*scope.Clients, error) {
+	c.mu.Lock()
+	cloud := c.m[namespace]
+	c.mu.Unlock()
+	if cloud == nil {
+		return nil, fmt.Errorf("test setup: no fake cloud for namespace %s", namespace)
+	}
+	return cloud.Factory().NewClients(ctx, namespace, ref)
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	var err error
+	env, err = envtestutil.Start()
+	if errors.Is(err, envtestutil.ErrNoAssets) && testing.Short() {
+		fmt.Println("skipping the controller suite in -short mode:", err)
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done, err := startManager(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		env.Stop()
+		os.Exit(1)
+	}
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
+	env.Stop()
+	os.Exit(code)
+}
+
+func startManager(ctx context.Context) (chan error, error) {
+	scheme, err := managerscheme.New()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return nil, err
+	}
+	if err := (&OpenStackClusterReconciler{
+		Client:       mgr.GetClient(),
+		Recorder:     mgr.GetEventRecorder("openstackcluster-controller"),
+		ScopeFactory: clouds,
+	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return done, nil
+}
