@@ -162,6 +162,7 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, cluste
 		return ctrl.Result{RequeueAfter: specErrorRequeue}, nil
 	}
 	net := networking.NewService(clients.Network, r.Recorder, osc)
+	net.Known(knownIDs(&osc.Status)...)
 
 	var result ctrl.Result
 	for _, phase := range []func() phaseResult{
@@ -185,6 +186,23 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, cluste
 		osc.Status.Initialization = &infrav1.OpenStackClusterInitializationStatus{Provisioned: ptr.To(true)}
 	}
 	return result, nil
+}
+
+// knownIDs are the IDs of the resources the status records.
+func knownIDs(status *infrav1.OpenStackClusterStatus) []string {
+	var ids []string
+	if status.Network != nil {
+		ids = append(ids, status.Network.ID)
+	}
+	if status.Router != nil {
+		ids = append(ids, status.Router.ID)
+	}
+	for _, sg := range []*infrav1.SecurityGroupStatus{status.ControlPlaneSecurityGroup, status.WorkerSecurityGroup} {
+		if sg != nil {
+			ids = append(ids, sg.ID)
+		}
+	}
+	return ids
 }
 
 func lowestRequeue(a, b ctrl.Result) ctrl.Result {

@@ -28,6 +28,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -139,6 +140,16 @@ func TestClusterConvergesAdoptsAndDeletes(t *testing.T) {
 		g.Expect(*again.Spec.ControlPlaneEndpoint).To(Equal(endpoint))
 	}, eventually, poll).Should(Succeed())
 	g.Expect(countResources(cloud)).To(Equal(created))
+	// ... and says so: the network it found in the cloud is reported as adopted.
+	g.Eventually(func(g Gomega) {
+		list := &eventsv1.EventList{}
+		g.Expect(env.Client.List(ctx, list, client.InNamespace("converges"))).To(Succeed())
+		var reasons []string
+		for _, e := range list.Items {
+			reasons = append(reasons, e.Reason)
+		}
+		g.Expect(reasons).To(ContainElements("CreatedNetwork", "CreatedRouter", "AdoptedNetwork", "AdoptedRouter", "AdoptedSecurityGroup"))
+	}, eventually, poll).Should(Succeed())
 
 	// Deletion removes everything the cluster created, and only that.
 	g.Expect(env.Client.Delete(ctx, osc)).To(Succeed())

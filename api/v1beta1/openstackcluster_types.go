@@ -54,6 +54,13 @@ type OpenStackClusterSpec struct {
 	// +optional
 	Router *RouterParam `json:"router,omitempty"`
 
+	// ExternalRouterIPs pins the gateway addresses of the router the controller creates, one per
+	// external subnet. Neutron picks the addresses when it is empty.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=4
+	// +optional
+	ExternalRouterIPs []ExternalRouterIPParam `json:"externalRouterIPs,omitempty"`
+
 	// NetworkMTU sets the MTU of the network the controller creates.
 	// +kubebuilder:validation:Minimum=68
 	// +optional

@@ -254,6 +254,19 @@ type ServerGroupFilter struct {
 	Name *string `json:"name,omitempty"`
 }
 
+// ExternalRouterIPParam is a gateway address of the cluster router on the external network.
+type ExternalRouterIPParam struct {
+	// FixedIP is the address on the subnet; Neutron picks one when empty.
+	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="must be an IP address"
+	// +kubebuilder:validation:MaxLength=45
+	// +optional
+	FixedIP string `json:"fixedIP,omitempty"`
+
+	// Subnet selects the subnet of the external network the address is on.
+	// +required
+	Subnet SubnetParam `json:"subnet"`
+}
+
 // SubnetSpec describes a subnet that the controller creates on the cluster network.
 type SubnetSpec struct {
 	// CIDR is the address range of the subnet, for example 10.6.0.0/24.

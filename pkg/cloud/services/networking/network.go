@@ -221,6 +221,7 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 		s.event("CreatedNetwork", "Created network %s (%s)", name, network.ID)
 	case 1:
 		network = &found[0]
+		s.adopted("Network", name, network.ID)
 	default:
 		return nil, fmt.Errorf("found %d networks named %s; delete the extra ones", len(found), name)
 	}

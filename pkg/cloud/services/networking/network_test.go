@@ -193,6 +193,7 @@ func TestReconcileManagedNetwork(t *testing.T) {
 	t.Run("adopts what it created before, without a call to change anything", func(t *testing.T) {
 		g := NewWithT(t)
 		s, m, recorder := newService(t)
+		s.Known("net-1")
 		e := m.EXPECT()
 		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{ID: "net-1", Name: name, Tags: []string{"team-a"}}}, nil)
 		e.ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "sub-1", Name: name, CIDR: "10.6.0.0/24", Tags: []string{"team-a"}}}, nil)
@@ -201,7 +202,21 @@ func TestReconcileManagedNetwork(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(got.ID).To(Equal("net-1"))
 		g.Expect(got.Subnets).To(HaveLen(1))
-		g.Expect(recorder.Events).To(BeEmpty())
+		g.Expect(recorder.Events).To(BeEmpty(), "the status already knew this network")
+	})
+
+	t.Run("a network missing from the status is reported as adopted, once", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, recorder := newService(t)
+		e := m.EXPECT()
+		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{ID: "net-1", Name: name, Tags: []string{"team-a"}}}, nil).Times(2)
+		e.ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "sub-1", Name: name, CIDR: "10.6.0.0/24", Tags: []string{"team-a"}}}, nil).Times(2)
+		for range 2 {
+			_, err := s.ReconcileNetwork(ctx, name, &spec)
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		g.Expect(recorder.Events).To(HaveLen(1))
+		g.Expect(<-recorder.Events).To(ContainSubstring("AdoptedNetwork"))
 	})
 
 	t.Run("refuses to guess between networks of the same name", func(t *testing.T) {

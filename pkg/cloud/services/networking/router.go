@@ -45,7 +45,11 @@ func (s *Service) ReconcileRouter(ctx context.Context, name string, spec *infrav
 		return nil, err
 	}
 	if router.GatewayInfo.NetworkID == "" {
-		updated, err := s.client.UpdateRouter(ctx, router.ID, routers.UpdateOpts{GatewayInfo: &routers.GatewayInfo{NetworkID: externalNetwork.ID}})
+		gateway, err := s.gatewayInfo(ctx, spec, externalNetwork.ID)
+		if err != nil {
+			return nil, err
+		}
+		updated, err := s.client.UpdateRouter(ctx, router.ID, routers.UpdateOpts{GatewayInfo: gateway})
 		if err != nil {
 			return nil, fmt.Errorf("setting the gateway of router %s: %w", router.ID, err)
 		}
@@ -112,18 +116,38 @@ func (s *Service) findOrCreateRouter(ctx context.Context, name string, spec *inf
 	}
 	switch len(found) {
 	case 0:
+		gateway, err := s.gatewayInfo(ctx, spec, externalNetworkID)
+		if err != nil {
+			return nil, err
+		}
 		r, err := s.client.CreateRouter(ctx, routers.CreateOpts{Name: name, Description: "Created by the Cluster API OpenStack provider",
-			GatewayInfo: &routers.GatewayInfo{NetworkID: externalNetworkID}})
+			GatewayInfo: gateway})
 		if err != nil {
 			return nil, fmt.Errorf("creating router %s: %w", name, err)
 		}
 		s.event("CreatedRouter", "Created router %s (%s)", name, r.ID)
 		return r, nil
 	case 1:
+		s.adopted("Router", name, found[0].ID)
 		return &found[0], nil
 	default:
 		return nil, fmt.Errorf("found %d routers named %s; delete the extra ones", len(found), name)
 	}
+}
+
+// gatewayInfo is the router's gateway on the external network, with the addresses of
+// spec.externalRouterIPs.
+func (s *Service) gatewayInfo(ctx context.Context, spec *infrav1.OpenStackClusterSpec, externalNetworkID string) (*routers.GatewayInfo, error) {
+	gateway := &routers.GatewayInfo{NetworkID: externalNetworkID}
+	for i := range spec.ExternalRouterIPs {
+		param := &spec.ExternalRouterIPs[i]
+		sn, err := s.ResolveSubnet(ctx, &param.Subnet, externalNetworkID, fmt.Sprintf("spec.externalRouterIPs[%d].subnet", i))
+		if err != nil {
+			return nil, err
+		}
+		gateway.ExternalFixedIPs = append(gateway.ExternalFixedIPs, routers.ExternalFixedIP{SubnetID: sn.ID, IPAddress: param.FixedIP})
+	}
+	return gateway, nil
 }
 
 // DeleteManagedRouter detaches the cluster's subnets from its router and, when the controller

@@ -22,6 +22,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	. "github.com/onsi/gomega"
 	"go.uber.org/mock/gomock"
 	"k8s.io/utils/ptr"
@@ -64,6 +65,37 @@ func TestReconcileRouter(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(r).To(Equal(&infrav1.Router{ID: "r-1", Name: name, IPs: []string{"172.24.4.5"}}))
 		g.Expect(recorder.Events).To(HaveLen(2))
+	})
+
+	t.Run("pins the gateway addresses of spec.externalRouterIPs", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		spec := managed
+		spec.ExternalRouterIPs = []infrav1.ExternalRouterIPParam{{FixedIP: "172.24.4.9", Subnet: infrav1.SubnetParam{ID: ptr.To("ext-sub")}}}
+		e := m.EXPECT()
+		e.ListRouters(ctx, gomock.Any()).Return(nil, nil)
+		e.GetSubnet(ctx, "ext-sub").Return(&subnets.Subnet{ID: "ext-sub", NetworkID: "ext-1"}, nil)
+		e.CreateRouter(ctx, gomock.Any()).DoAndReturn(func(_ any, opts routers.CreateOptsBuilder) (*routers.Router, error) {
+			g.Expect(opts.(routers.CreateOpts).GatewayInfo.ExternalFixedIPs).To(Equal([]routers.ExternalFixedIP{{SubnetID: "ext-sub", IPAddress: "172.24.4.9"}}))
+			return &routers.Router{ID: "r-1", Name: name, GatewayInfo: routers.GatewayInfo{NetworkID: "ext-1",
+				ExternalFixedIPs: []routers.ExternalFixedIP{{SubnetID: "ext-sub", IPAddress: "172.24.4.9"}}}}, nil
+		})
+		e.ListPorts(ctx, gomock.Any()).Return(nil, nil)
+		e.AddRouterInterface(ctx, "r-1", gomock.Any()).Return(&routers.InterfaceInfo{}, nil).Times(2)
+		r, err := s.ReconcileRouter(ctx, name, &spec, network, ext)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(r.IPs).To(Equal([]string{"172.24.4.9"}))
+	})
+
+	t.Run("an external router subnet on another network is refused", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		spec := managed
+		spec.ExternalRouterIPs = []infrav1.ExternalRouterIPParam{{Subnet: infrav1.SubnetParam{ID: ptr.To("lan")}}}
+		m.EXPECT().ListRouters(ctx, gomock.Any()).Return(nil, nil)
+		m.EXPECT().GetSubnet(ctx, "lan").Return(&subnets.Subnet{ID: "lan", Name: "lan", NetworkID: "private"}, nil)
+		_, err := s.ReconcileRouter(ctx, name, &spec, network, ext)
+		g.Expect(err).To(MatchError("spec.externalRouterIPs[0].subnet.id: subnet lan (lan) is on network private, not on network ext-1"))
 	})
 
 	t.Run("adopts a router without a gateway and sets it", func(t *testing.T) {

@@ -194,6 +194,7 @@ func (s *Service) findOrCreateGroup(ctx context.Context, name string, tags []str
 		return g, nil
 	case 1:
 		g := &found[0]
+		s.adopted("SecurityGroup", name, g.ID)
 		if g.Tags, err = s.ensureTags(ctx, "security-groups", g.ID, g.Tags, tags); err != nil {
 			return nil, err
 		}

@@ -41,11 +41,33 @@ type Service struct {
 	recorder events.EventRecorder
 	// owner is the object events are recorded on.
 	owner runtime.Object
+	// known are the IDs the owner's status already records: finding one of them is not an
+	// adoption.
+	known map[string]bool
 }
 
 // NewService returns a service that calls Neutron through client and records events on owner.
 func NewService(client clients.NetworkClient, recorder events.EventRecorder, owner runtime.Object) *Service {
-	return &Service{client: client, recorder: recorder, owner: owner}
+	return &Service{client: client, recorder: recorder, owner: owner, known: map[string]bool{}}
+}
+
+// Known tells the service which resource IDs the owner's status already records, so that only
+// resources found in the cloud but missing from the status (a lost status, a moved cluster) are
+// reported as adopted.
+func (s *Service) Known(ids ...string) {
+	for _, id := range ids {
+		if id != "" {
+			s.known[id] = true
+		}
+	}
+}
+
+// adopted records that an existing resource of the cluster was found in the cloud.
+func (s *Service) adopted(kind, name, id string) {
+	if !s.known[id] {
+		s.event("Adopted"+kind, "Adopted existing %s %s (%s)", strings.ToLower(kind), name, id)
+		s.known[id] = true
+	}
 }
 
 // ResourceName is the name of the network, subnets and router the controller creates for a
@@ -92,7 +114,7 @@ func (s *Service) event(reason, format string, args ...any) {
 	s.recorder.Eventf(s.owner, nil, corev1.EventTypeNormal, reason, action, format, args...)
 }
 
-var eventActions = map[string]string{"Created": "Create", "Deleted": "Delete", "Added": "Add"}
+var eventActions = map[string]string{"Created": "Create", "Deleted": "Delete", "Added": "Add", "Adopted": "Adopt"}
 
 // names lists resource names for messages, sorted.
 func names[T any](items []T, name func(T) string) string {
