@@ -144,6 +144,23 @@ func (c *Cloud) newID(kind string) string {
 	return fmt.Sprintf("%s-%08d-0000-4000-8000-%012d", kind[:min(len(kind), 8)], c.ids, c.ids)
 }
 
+// locked runs one API operation: under the cloud's lock, counted, and subject to faults.
+func locked[T any](c *Cloud, op string, f func(*Cloud) (T, error)) (T, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin(op); err != nil {
+		var zero T
+		return zero, err
+	}
+	return f(c)
+}
+
+// lockedErr is locked for operations that return only an error.
+func lockedErr(c *Cloud, op string, f func(*Cloud) error) error {
+	_, err := locked(c, op, func(c *Cloud) (struct{}, error) { return struct{}{}, f(c) })
+	return err
+}
+
 // begin is called by every operation under the lock: it counts the call and applies faults.
 func (c *Cloud) begin(op string) error {
 	c.calls[op]++

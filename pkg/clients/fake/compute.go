@@ -134,227 +134,183 @@ func (c *Cloud) serverView(e *serverEntry) servers.Server {
 type computeAPI struct{ c *Cloud }
 
 func (a *computeAPI) ListServers(_ context.Context, opts servers.ListOptsBuilder) ([]servers.Server, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListServers"); err != nil {
-		return nil, err
-	}
-	q, err := listQuery(opts)
-	if err != nil {
-		return nil, err
-	}
-	// Nova's name filter is a regular expression; the others are matched as Neutron's are.
-	var namePattern *regexp.Regexp
-	if name := q.Get("name"); name != "" {
-		if namePattern, err = regexp.Compile(name); err != nil {
-			return nil, httpError(http.StatusBadRequest, "Invalid name filter: %v", err)
+	return locked(a.c, "ListServers", func(c *Cloud) ([]servers.Server, error) {
+		q, err := listQuery(opts)
+		if err != nil {
+			return nil, err
 		}
-		q.Del("name")
-	}
-	out := []servers.Server{}
-	for _, e := range c.compute.servers.all() {
-		c.settleServer(e)
-		v := c.serverView(e)
-		if (namePattern == nil || namePattern.MatchString(v.Name)) && matches(&v, nil, q) {
-			out = append(out, v)
+		// Nova's name filter is a regular expression; the others are matched as Neutron's are.
+		var namePattern *regexp.Regexp
+		if name := q.Get("name"); name != "" {
+			if namePattern, err = regexp.Compile(name); err != nil {
+				return nil, httpError(http.StatusBadRequest, "Invalid name filter: %v", err)
+			}
+			q.Del("name")
 		}
-	}
-	return out, nil
+		out := []servers.Server{}
+		for _, e := range c.compute.servers.all() {
+			c.settleServer(e)
+			v := c.serverView(e)
+			if (namePattern == nil || namePattern.MatchString(v.Name)) && matches(&v, nil, q) {
+				out = append(out, v)
+			}
+		}
+		return out, nil
+	})
 }
 
 func (a *computeAPI) GetServer(_ context.Context, id string) (*servers.Server, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetServer"); err != nil {
-		return nil, err
-	}
-	e, ok := c.compute.servers.get(id)
-	if !ok {
-		return nil, notFound("Instance", id)
-	}
-	c.settleServer(e)
-	v := c.serverView(e)
-	return &v, nil
+	return locked(a.c, "GetServer", func(c *Cloud) (*servers.Server, error) {
+		e, ok := c.compute.servers.get(id)
+		if !ok {
+			return nil, notFound("Instance", id)
+		}
+		c.settleServer(e)
+		v := c.serverView(e)
+		return &v, nil
+	})
 }
 
 func (a *computeAPI) CreateServer(_ context.Context, opts servers.CreateOptsBuilder, _ servers.SchedulerHintOptsBuilder) (*servers.Server, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreateServer"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	az := str(body, "availability_zone")
-	if az != "" && !slices.ContainsFunc(c.compute.azs, func(z availabilityzones.AvailabilityZone) bool { return z.ZoneName == az }) {
-		return nil, httpError(http.StatusBadRequest, "The requested availability zone is not available")
-	}
-	if az == "" && len(c.compute.azs) > 0 {
-		az = c.compute.azs[0].ZoneName
-	}
-	id := c.newID("server")
-	var portIDs []string
-	for _, n := range asSlice(body["networks"]) {
-		m, _ := n.(map[string]any)
-		portID := str(m, "port")
-		p, ok := c.net.ports.get(portID)
-		if !ok {
-			return nil, httpError(http.StatusBadRequest, "Port %s could not be found.", portID)
+	return locked(a.c, "CreateServer", func(c *Cloud) (*servers.Server, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
 		}
-		if p.DeviceID != "" {
-			return nil, httpError(http.StatusConflict, "Port %s is still in use.", portID)
+		az := str(body, "availability_zone")
+		if az != "" && !slices.ContainsFunc(c.compute.azs, func(z availabilityzones.AvailabilityZone) bool { return z.ZoneName == az }) {
+			return nil, httpError(http.StatusBadRequest, "The requested availability zone is not available")
 		}
-		portIDs = append(portIDs, portID)
-	}
-	for _, portID := range portIDs {
-		p, _ := c.net.ports.get(portID)
-		p.DeviceID, p.DeviceOwner = id, "compute:"+az
-	}
-	e := &serverEntry{settleTo: "ACTIVE"}
-	if c.lastCallDrivesToError {
-		e.settleTo = "ERROR"
-	}
-	e.server = servers.Server{ID: id, Name: str(body, "name"), Status: "BUILD", AvailabilityZone: az, TenantID: "fake-project",
-		Metadata: map[string]string{}}
-	if md, ok := body["metadata"].(map[string]any); ok {
-		for k, v := range md {
-			e.server.Metadata[k] = str(map[string]any{"v": v}, "v")
+		if az == "" && len(c.compute.azs) > 0 {
+			az = c.compute.azs[0].ZoneName
 		}
-	}
-	if tags := stringsOf(body["tags"]); tags != nil {
-		e.server.Tags = &tags
-	}
-	if c.opts.ServerBuildReads == 0 {
-		e.server.Status = e.settleTo
-	}
-	c.compute.servers.add(id, e)
-	v := c.serverView(e)
-	return &v, nil
+		id := c.newID("server")
+		var portIDs []string
+		for _, n := range asSlice(body["networks"]) {
+			m, _ := n.(map[string]any)
+			portID := str(m, "port")
+			p, ok := c.net.ports.get(portID)
+			if !ok {
+				return nil, httpError(http.StatusBadRequest, "Port %s could not be found.", portID)
+			}
+			if p.DeviceID != "" {
+				return nil, httpError(http.StatusConflict, "Port %s is still in use.", portID)
+			}
+			portIDs = append(portIDs, portID)
+		}
+		for _, portID := range portIDs {
+			p, _ := c.net.ports.get(portID)
+			p.DeviceID, p.DeviceOwner = id, "compute:"+az
+		}
+		e := &serverEntry{settleTo: "ACTIVE"}
+		if c.lastCallDrivesToError {
+			e.settleTo = "ERROR"
+		}
+		e.server = servers.Server{ID: id, Name: str(body, "name"), Status: "BUILD", AvailabilityZone: az, TenantID: "fake-project",
+			Metadata: map[string]string{}}
+		if md, ok := body["metadata"].(map[string]any); ok {
+			for k, v := range md {
+				e.server.Metadata[k] = str(map[string]any{"v": v}, "v")
+			}
+		}
+		if tags := stringsOf(body["tags"]); tags != nil {
+			e.server.Tags = &tags
+		}
+		if c.opts.ServerBuildReads == 0 {
+			e.server.Status = e.settleTo
+		}
+		c.compute.servers.add(id, e)
+		v := c.serverView(e)
+		return &v, nil
+	})
 }
 
 func (a *computeAPI) DeleteServer(_ context.Context, id string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeleteServer"); err != nil {
-		return err
-	}
-	if _, ok := c.compute.servers.get(id); !ok {
-		return notFound("Instance", id)
-	}
-	// Ports the user created before the server are detached, not deleted, as Nova does.
-	for _, p := range c.net.ports.all() {
-		if p.DeviceID == id {
-			p.DeviceID, p.DeviceOwner = "", ""
+	return lockedErr(a.c, "DeleteServer", func(c *Cloud) error {
+		if _, ok := c.compute.servers.get(id); !ok {
+			return notFound("Instance", id)
 		}
-	}
-	c.compute.servers.remove(id)
-	return nil
+		// Ports the user created before the server are detached, not deleted, as Nova does.
+		for _, p := range c.net.ports.all() {
+			if p.DeviceID == id {
+				p.DeviceID, p.DeviceOwner = "", ""
+			}
+		}
+		c.compute.servers.remove(id)
+		return nil
+	})
 }
 
 func (a *computeAPI) ListFlavors(_ context.Context, opts flavors.ListOptsBuilder) ([]flavors.Flavor, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListComputeFlavors"); err != nil {
-		return nil, err
-	}
-	return slices.Clone(c.compute.flavors), nil
+	return locked(a.c, "ListComputeFlavors", func(c *Cloud) ([]flavors.Flavor, error) {
+		return slices.Clone(c.compute.flavors), nil
+	})
 }
 
 func (a *computeAPI) GetFlavor(_ context.Context, id string) (*flavors.Flavor, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetFlavor"); err != nil {
-		return nil, err
-	}
-	for _, f := range c.compute.flavors {
-		if f.ID == id {
-			return &f, nil
+	return locked(a.c, "GetFlavor", func(c *Cloud) (*flavors.Flavor, error) {
+		for _, f := range c.compute.flavors {
+			if f.ID == id {
+				return &f, nil
+			}
 		}
-	}
-	return nil, notFound("Flavor", id)
+		return nil, notFound("Flavor", id)
+	})
 }
 
 func (a *computeAPI) ListAvailabilityZones(context.Context) ([]availabilityzones.AvailabilityZone, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListComputeAvailabilityZones"); err != nil {
-		return nil, err
-	}
-	return slices.Clone(c.compute.azs), nil
+	return locked(a.c, "ListComputeAvailabilityZones", func(c *Cloud) ([]availabilityzones.AvailabilityZone, error) {
+		return slices.Clone(c.compute.azs), nil
+	})
 }
 
 func (a *computeAPI) ListServerGroups(_ context.Context, _ servergroups.ListOptsBuilder) ([]servergroups.ServerGroup, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListServerGroups"); err != nil {
-		return nil, err
-	}
-	return slices.Clone(c.compute.groups), nil
+	return locked(a.c, "ListServerGroups", func(c *Cloud) ([]servergroups.ServerGroup, error) {
+		return slices.Clone(c.compute.groups), nil
+	})
 }
 
 func (a *computeAPI) GetKeyPair(_ context.Context, name string) (*keypairs.KeyPair, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetKeyPair"); err != nil {
-		return nil, err
-	}
-	for _, k := range c.compute.keypairs {
-		if k.Name == name {
-			return &k, nil
+	return locked(a.c, "GetKeyPair", func(c *Cloud) (*keypairs.KeyPair, error) {
+		for _, k := range c.compute.keypairs {
+			if k.Name == name {
+				return &k, nil
+			}
 		}
-	}
-	return nil, notFound("Keypair", name)
+		return nil, notFound("Keypair", name)
+	})
 }
 
 type imageAPI struct{ c *Cloud }
 
 func (a *imageAPI) ListImages(_ context.Context, opts images.ListOptsBuilder) ([]images.Image, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListImages"); err != nil {
-		return nil, err
-	}
-	q, err := listQuery(opts)
-	if err != nil {
-		return nil, err
-	}
-	out := []images.Image{}
-	for _, i := range c.compute.images {
-		// Glance repeats the tag parameter, one tag each, and every tag must match.
-		ok := q.Get("name") == "" || i.Name == q.Get("name")
-		for _, t := range q["tag"] {
-			ok = ok && slices.Contains(i.Tags, t)
+	return locked(a.c, "ListImages", func(c *Cloud) ([]images.Image, error) {
+		q, err := listQuery(opts)
+		if err != nil {
+			return nil, err
 		}
-		if ok {
-			out = append(out, i)
+		out := []images.Image{}
+		for _, i := range c.compute.images {
+			// Glance repeats the tag parameter, one tag each, and every tag must match.
+			ok := q.Get("name") == "" || i.Name == q.Get("name")
+			for _, t := range q["tag"] {
+				ok = ok && slices.Contains(i.Tags, t)
+			}
+			if ok {
+				out = append(out, i)
+			}
 		}
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 func (a *imageAPI) GetImage(_ context.Context, id string) (*images.Image, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetImage"); err != nil {
-		return nil, err
-	}
-	for _, i := range c.compute.images {
-		if i.ID == id {
-			return &i, nil
+	return locked(a.c, "GetImage", func(c *Cloud) (*images.Image, error) {
+		for _, i := range c.compute.images {
+			if i.ID == id {
+				return &i, nil
+			}
 		}
-	}
-	return nil, notFound("Image", id)
+		return nil, notFound("Image", id)
+	})
 }

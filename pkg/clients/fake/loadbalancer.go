@@ -281,655 +281,543 @@ func (c *Cloud) view(e *lbEntry) loadbalancers.LoadBalancer {
 type loadBalancerAPI struct{ c *Cloud }
 
 func (a *loadBalancerAPI) ListLoadBalancers(_ context.Context, opts loadbalancers.ListOptsBuilder) ([]loadbalancers.LoadBalancer, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListLoadBalancers"); err != nil {
-		return nil, err
-	}
-	var views []*loadbalancers.LoadBalancer
-	for _, e := range c.lb.lbs.all() {
-		if c.settle(e) {
-			continue
+	return locked(a.c, "ListLoadBalancers", func(c *Cloud) ([]loadbalancers.LoadBalancer, error) {
+		var views []*loadbalancers.LoadBalancer
+		for _, e := range c.lb.lbs.all() {
+			if c.settle(e) {
+				continue
+			}
+			v := c.view(e)
+			views = append(views, &v)
 		}
-		v := c.view(e)
-		views = append(views, &v)
-	}
-	return filter(views, opts, nil)
+		return filter(views, opts, nil)
+	})
 }
 
 func (a *loadBalancerAPI) GetLoadBalancer(_ context.Context, id string) (*loadbalancers.LoadBalancer, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetLoadBalancer"); err != nil {
-		return nil, err
-	}
-	e, ok := c.lb.lbs.get(id)
-	if !ok || c.settle(e) {
-		return nil, notFound("Load Balancer", id)
-	}
-	v := c.view(e)
-	return &v, nil
+	return locked(a.c, "GetLoadBalancer", func(c *Cloud) (*loadbalancers.LoadBalancer, error) {
+		e, ok := c.lb.lbs.get(id)
+		if !ok || c.settle(e) {
+			return nil, notFound("Load Balancer", id)
+		}
+		v := c.view(e)
+		return &v, nil
+	})
 }
 
 func (a *loadBalancerAPI) CreateLoadBalancer(_ context.Context, opts loadbalancers.CreateOptsBuilder) (*loadbalancers.LoadBalancer, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreateLoadBalancer"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	provider := str(body, "provider")
-	if provider == "" {
-		provider = "amphora"
-	}
-	if !slices.ContainsFunc(c.lb.providers, func(p providers.Provider) bool { return p.Name == provider }) {
-		return nil, httpError(http.StatusBadRequest, "Provider '%s' is not enabled.", provider)
-	}
-	if az := str(body, "availability_zone"); az != "" &&
-		!slices.ContainsFunc(c.lb.azs, func(z clients.LoadBalancerAvailabilityZone) bool { return z.Name == az && z.Enabled }) {
-		return nil, httpError(http.StatusBadRequest, "Validation failure: Invalid availability zone name: %s", az)
-	}
-	subnetID, networkID := str(body, "vip_subnet_id"), str(body, "vip_network_id")
-	if subnetID != "" {
-		s, ok := c.net.subnets.get(subnetID)
-		if !ok {
-			return nil, httpError(http.StatusBadRequest, "Validation failure: Subnet %s not found.", subnetID)
+	return locked(a.c, "CreateLoadBalancer", func(c *Cloud) (*loadbalancers.LoadBalancer, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
 		}
-		networkID = s.NetworkID
-	}
-	if networkID == "" {
-		return nil, httpError(http.StatusBadRequest, "Validation failure: VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.")
-	}
-	id := c.newID("lb")
-	port := map[string]any{"network_id": networkID, "name": "octavia-lb-" + id, "device_owner": "Octavia", "device_id": "lb-" + id}
-	if subnetID != "" || str(body, "vip_address") != "" {
-		port["fixed_ips"] = []any{map[string]any{"subnet_id": subnetID, "ip_address": str(body, "vip_address")}}
-	}
-	vip, err := c.createPort(port)
-	if err != nil {
-		return nil, err
-	}
-	e := &lbEntry{lb: loadbalancers.LoadBalancer{
-		ID: id, Name: str(body, "name"), Description: str(body, "description"), AdminStateUp: true,
-		VipAddress: vip.FixedIPs[0].IPAddress, VipPortID: vip.ID, VipSubnetID: vip.FixedIPs[0].SubnetID, VipNetworkID: networkID,
-		Provider: provider, FlavorID: str(body, "flavor_id"), AvailabilityZone: str(body, "availability_zone"),
-		Tags: stringsOf(body["tags"]), OperatingStatus: "OFFLINE", ProjectID: "fake-project",
-	}}
-	settleTo := statusActive
-	if c.lastCallDrivesToError {
-		settleTo = statusError
-	}
-	c.markPending(e, statusPendingCreate, settleTo)
-	c.lb.lbs.add(id, e)
-	v := c.view(e)
-	return &v, nil
+		provider := str(body, "provider")
+		if provider == "" {
+			provider = "amphora"
+		}
+		if !slices.ContainsFunc(c.lb.providers, func(p providers.Provider) bool { return p.Name == provider }) {
+			return nil, httpError(http.StatusBadRequest, "Provider '%s' is not enabled.", provider)
+		}
+		if az := str(body, "availability_zone"); az != "" &&
+			!slices.ContainsFunc(c.lb.azs, func(z clients.LoadBalancerAvailabilityZone) bool { return z.Name == az && z.Enabled }) {
+			return nil, httpError(http.StatusBadRequest, "Validation failure: Invalid availability zone name: %s", az)
+		}
+		subnetID, networkID := str(body, "vip_subnet_id"), str(body, "vip_network_id")
+		if subnetID != "" {
+			s, ok := c.net.subnets.get(subnetID)
+			if !ok {
+				return nil, httpError(http.StatusBadRequest, "Validation failure: Subnet %s not found.", subnetID)
+			}
+			networkID = s.NetworkID
+		}
+		if networkID == "" {
+			return nil, httpError(http.StatusBadRequest, "Validation failure: VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.")
+		}
+		id := c.newID("lb")
+		port := map[string]any{"network_id": networkID, "name": "octavia-lb-" + id, "device_owner": "Octavia", "device_id": "lb-" + id}
+		if subnetID != "" || str(body, "vip_address") != "" {
+			port["fixed_ips"] = []any{map[string]any{"subnet_id": subnetID, "ip_address": str(body, "vip_address")}}
+		}
+		vip, err := c.createPort(port)
+		if err != nil {
+			return nil, err
+		}
+		e := &lbEntry{lb: loadbalancers.LoadBalancer{
+			ID: id, Name: str(body, "name"), Description: str(body, "description"), AdminStateUp: true,
+			VipAddress: vip.FixedIPs[0].IPAddress, VipPortID: vip.ID, VipSubnetID: vip.FixedIPs[0].SubnetID, VipNetworkID: networkID,
+			Provider: provider, FlavorID: str(body, "flavor_id"), AvailabilityZone: str(body, "availability_zone"),
+			Tags: stringsOf(body["tags"]), OperatingStatus: "OFFLINE", ProjectID: "fake-project",
+		}}
+		settleTo := statusActive
+		if c.lastCallDrivesToError {
+			settleTo = statusError
+		}
+		c.markPending(e, statusPendingCreate, settleTo)
+		c.lb.lbs.add(id, e)
+		v := c.view(e)
+		return &v, nil
+	})
 }
 
 func (a *loadBalancerAPI) UpdateLoadBalancer(_ context.Context, id string, opts loadbalancers.UpdateOptsBuilder) (*loadbalancers.LoadBalancer, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("UpdateLoadBalancer"); err != nil {
-		return nil, err
-	}
-	e, err := c.mutable(id)
-	if err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	if v, ok := body["name"]; ok {
-		e.lb.Name = str(map[string]any{"v": v}, "v")
-	}
-	if v, ok := body["description"]; ok {
-		e.lb.Description = str(map[string]any{"v": v}, "v")
-	}
-	if v, ok := body["tags"]; ok {
-		e.lb.Tags = stringsOf(v)
-	}
-	c.markPending(e, statusPendingUpdate, statusActive)
-	v := c.view(e)
-	return &v, nil
+	return locked(a.c, "UpdateLoadBalancer", func(c *Cloud) (*loadbalancers.LoadBalancer, error) {
+		e, err := c.mutable(id)
+		if err != nil {
+			return nil, err
+		}
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		if v, ok := body["name"]; ok {
+			e.lb.Name = str(map[string]any{"v": v}, "v")
+		}
+		if v, ok := body["description"]; ok {
+			e.lb.Description = str(map[string]any{"v": v}, "v")
+		}
+		if v, ok := body["tags"]; ok {
+			e.lb.Tags = stringsOf(v)
+		}
+		c.markPending(e, statusPendingUpdate, statusActive)
+		v := c.view(e)
+		return &v, nil
+	})
 }
 
 func (a *loadBalancerAPI) DeleteLoadBalancer(_ context.Context, id string, opts loadbalancers.DeleteOptsBuilder) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeleteLoadBalancer"); err != nil {
-		return err
-	}
-	e, err := c.mutable(id)
-	if err != nil {
-		return err
-	}
-	q, err := listQuery(opts)
-	if err != nil {
-		return err
-	}
-	if v := c.view(e); q.Get("cascade") != "true" && (len(v.Listeners) > 0 || len(v.Pools) > 0) {
-		return httpError(http.StatusBadRequest, "Validation failure: Cannot delete Load Balancer %s - it has children", id)
-	}
-	c.markPending(e, statusPendingDelete, "")
-	return nil
+	return lockedErr(a.c, "DeleteLoadBalancer", func(c *Cloud) error {
+		e, err := c.mutable(id)
+		if err != nil {
+			return err
+		}
+		q, err := listQuery(opts)
+		if err != nil {
+			return err
+		}
+		if v := c.view(e); q.Get("cascade") != "true" && (len(v.Listeners) > 0 || len(v.Pools) > 0) {
+			return httpError(http.StatusBadRequest, "Validation failure: Cannot delete Load Balancer %s - it has children", id)
+		}
+		c.markPending(e, statusPendingDelete, "")
+		return nil
+	})
 }
 
 func (a *loadBalancerAPI) GetLoadBalancerStatuses(_ context.Context, id string) (*loadbalancers.StatusTree, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetLoadBalancerStatuses"); err != nil {
-		return nil, err
-	}
-	e, ok := c.lb.lbs.get(id)
-	if !ok || c.settle(e) {
-		return nil, notFound("Load Balancer", id)
-	}
-	tree := &loadbalancers.LoadBalancer{ID: e.lb.ID, Name: e.lb.Name, ProvisioningStatus: e.lb.ProvisioningStatus, OperatingStatus: e.lb.OperatingStatus}
-	for _, l := range c.lb.listeners.all() {
-		if lbOf(l.Loadbalancers) != id {
-			continue
+	return locked(a.c, "GetLoadBalancerStatuses", func(c *Cloud) (*loadbalancers.StatusTree, error) {
+		e, ok := c.lb.lbs.get(id)
+		if !ok || c.settle(e) {
+			return nil, notFound("Load Balancer", id)
 		}
-		lv := listeners.Listener{ID: l.ID, Name: l.Name, ProvisioningStatus: l.ProvisioningStatus, OperatingStatus: l.OperatingStatus}
-		for _, p := range c.lb.pools.all() {
-			if len(p.Listeners) == 0 || p.Listeners[0].ID != l.ID {
+		tree := &loadbalancers.LoadBalancer{ID: e.lb.ID, Name: e.lb.Name, ProvisioningStatus: e.lb.ProvisioningStatus, OperatingStatus: e.lb.OperatingStatus}
+		for _, l := range c.lb.listeners.all() {
+			if lbOf(l.Loadbalancers) != id {
 				continue
 			}
-			pv := pools.Pool{ID: p.ID, Name: p.Name, ProvisioningStatus: p.ProvisioningStatus, OperatingStatus: p.OperatingStatus}
-			for _, m := range c.lb.members.all() {
-				if m.PoolID == p.ID {
-					pv.Members = append(pv.Members, pools.Member{ID: m.ID, Name: m.Name, Address: m.Address, ProtocolPort: m.ProtocolPort,
-						ProvisioningStatus: m.ProvisioningStatus, OperatingStatus: m.OperatingStatus})
+			lv := listeners.Listener{ID: l.ID, Name: l.Name, ProvisioningStatus: l.ProvisioningStatus, OperatingStatus: l.OperatingStatus}
+			for _, p := range c.lb.pools.all() {
+				if len(p.Listeners) == 0 || p.Listeners[0].ID != l.ID {
+					continue
 				}
-			}
-			for _, mon := range c.lb.monitors.all() {
-				if len(mon.Pools) > 0 && mon.Pools[0].ID == p.ID {
-					pv.Monitor = monitors.Monitor{ID: mon.ID, Name: mon.Name, Type: mon.Type, ProvisioningStatus: mon.ProvisioningStatus}
+				pv := pools.Pool{ID: p.ID, Name: p.Name, ProvisioningStatus: p.ProvisioningStatus, OperatingStatus: p.OperatingStatus}
+				for _, m := range c.lb.members.all() {
+					if m.PoolID == p.ID {
+						pv.Members = append(pv.Members, pools.Member{ID: m.ID, Name: m.Name, Address: m.Address, ProtocolPort: m.ProtocolPort,
+							ProvisioningStatus: m.ProvisioningStatus, OperatingStatus: m.OperatingStatus})
+					}
 				}
+				for _, mon := range c.lb.monitors.all() {
+					if len(mon.Pools) > 0 && mon.Pools[0].ID == p.ID {
+						pv.Monitor = monitors.Monitor{ID: mon.ID, Name: mon.Name, Type: mon.Type, ProvisioningStatus: mon.ProvisioningStatus}
+					}
+				}
+				lv.Pools = append(lv.Pools, pv)
 			}
-			lv.Pools = append(lv.Pools, pv)
+			tree.Listeners = append(tree.Listeners, lv)
 		}
-		tree.Listeners = append(tree.Listeners, lv)
-	}
-	return &loadbalancers.StatusTree{Loadbalancer: tree}, nil
+		return &loadbalancers.StatusTree{Loadbalancer: tree}, nil
+	})
 }
 
 func (a *loadBalancerAPI) ListListeners(_ context.Context, opts listeners.ListOptsBuilder) ([]listeners.Listener, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListListeners"); err != nil {
-		return nil, err
-	}
-	return filter(c.lb.listeners.all(), opts, func(l *listeners.Listener) map[string]any {
-		return map[string]any{"loadbalancer_id": lbOf(l.Loadbalancers)}
+	return locked(a.c, "ListListeners", func(c *Cloud) ([]listeners.Listener, error) {
+		return filter(c.lb.listeners.all(), opts, func(l *listeners.Listener) map[string]any {
+			return map[string]any{"loadbalancer_id": lbOf(l.Loadbalancers)}
+		})
 	})
 }
 
 func (a *loadBalancerAPI) GetListener(_ context.Context, id string) (*listeners.Listener, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetListener"); err != nil {
-		return nil, err
-	}
-	if l, ok := c.lb.listeners.get(id); ok {
-		return clone(l), nil
-	}
-	return nil, notFound("Listener", id)
+	return locked(a.c, "GetListener", func(c *Cloud) (*listeners.Listener, error) {
+		if l, ok := c.lb.listeners.get(id); ok {
+			return clone(l), nil
+		}
+		return nil, notFound("Listener", id)
+	})
 }
 
 func (a *loadBalancerAPI) CreateListener(_ context.Context, opts listeners.CreateOptsBuilder) (*listeners.Listener, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreateListener"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	lbID := str(body, "loadbalancer_id")
-	e, err := c.mutable(lbID)
-	if err != nil {
-		return nil, err
-	}
-	l := &listeners.Listener{}
-	decodeInto(body, l)
-	for _, other := range c.lb.listeners.all() {
-		if lbOf(other.Loadbalancers) == lbID && other.ProtocolPort == l.ProtocolPort {
-			return nil, httpError(http.StatusConflict, "Another Listener on this Load Balancer is already using protocol_port %d", l.ProtocolPort)
+	return locked(a.c, "CreateListener", func(c *Cloud) (*listeners.Listener, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if err := c.checkAllowedCIDRs(e, l.AllowedCIDRs); err != nil {
-		return nil, err
-	}
-	l.ID, l.ProvisioningStatus, l.OperatingStatus, l.AdminStateUp = c.newID("listener"), statusPendingCreate, "OFFLINE", true
-	l.Loadbalancers = []listeners.LoadBalancerID{{ID: lbID}}
-	l.Tags = stringsOf(body["tags"])
-	c.lb.listeners.add(l.ID, l)
-	c.markPending(e, statusPendingUpdate, statusActive)
-	return clone(l), nil
+		lbID := str(body, "loadbalancer_id")
+		e, err := c.mutable(lbID)
+		if err != nil {
+			return nil, err
+		}
+		l := &listeners.Listener{}
+		decodeInto(body, l)
+		for _, other := range c.lb.listeners.all() {
+			if lbOf(other.Loadbalancers) == lbID && other.ProtocolPort == l.ProtocolPort {
+				return nil, httpError(http.StatusConflict, "Another Listener on this Load Balancer is already using protocol_port %d", l.ProtocolPort)
+			}
+		}
+		if err := c.checkAllowedCIDRs(e, l.AllowedCIDRs); err != nil {
+			return nil, err
+		}
+		l.ID, l.ProvisioningStatus, l.OperatingStatus, l.AdminStateUp = c.newID("listener"), statusPendingCreate, "OFFLINE", true
+		l.Loadbalancers = []listeners.LoadBalancerID{{ID: lbID}}
+		l.Tags = stringsOf(body["tags"])
+		c.lb.listeners.add(l.ID, l)
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return clone(l), nil
+	})
 }
 
 func (a *loadBalancerAPI) UpdateListener(_ context.Context, id string, opts listeners.UpdateOptsBuilder) (*listeners.Listener, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("UpdateListener"); err != nil {
-		return nil, err
-	}
-	l, ok := c.lb.listeners.get(id)
-	if !ok {
-		return nil, notFound("Listener", id)
-	}
-	e, err := c.mutable(lbOf(l.Loadbalancers))
-	if err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	if cidrs, set := body["allowed_cidrs"]; set {
-		if err := c.checkAllowedCIDRs(e, stringsOf(cidrs)); err != nil {
+	return locked(a.c, "UpdateListener", func(c *Cloud) (*listeners.Listener, error) {
+		l, ok := c.lb.listeners.get(id)
+		if !ok {
+			return nil, notFound("Listener", id)
+		}
+		e, err := c.mutable(lbOf(l.Loadbalancers))
+		if err != nil {
 			return nil, err
 		}
-		l.AllowedCIDRs = stringsOf(cidrs)
-	}
-	for _, key := range []string{"name", "description", "default_pool_id"} {
-		if _, set := body[key]; set {
-			decodeInto(map[string]any{key: body[key]}, l)
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if v, set := body["tags"]; set {
-		l.Tags = stringsOf(v)
-	}
-	l.ProvisioningStatus = statusPendingUpdate
-	c.markPending(e, statusPendingUpdate, statusActive)
-	return clone(l), nil
+		if cidrs, set := body["allowed_cidrs"]; set {
+			if err := c.checkAllowedCIDRs(e, stringsOf(cidrs)); err != nil {
+				return nil, err
+			}
+			l.AllowedCIDRs = stringsOf(cidrs)
+		}
+		for _, key := range []string{"name", "description", "default_pool_id"} {
+			if _, set := body[key]; set {
+				decodeInto(map[string]any{key: body[key]}, l)
+			}
+		}
+		if v, set := body["tags"]; set {
+			l.Tags = stringsOf(v)
+		}
+		l.ProvisioningStatus = statusPendingUpdate
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return clone(l), nil
+	})
 }
 
 func (a *loadBalancerAPI) DeleteListener(_ context.Context, id string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeleteListener"); err != nil {
-		return err
-	}
-	l, ok := c.lb.listeners.get(id)
-	if !ok {
-		return notFound("Listener", id)
-	}
-	e, err := c.mutable(lbOf(l.Loadbalancers))
-	if err != nil {
-		return err
-	}
-	for _, p := range c.lb.pools.all() {
-		if len(p.Listeners) > 0 && p.Listeners[0].ID == id {
-			p.Listeners = nil
+	return lockedErr(a.c, "DeleteListener", func(c *Cloud) error {
+		l, ok := c.lb.listeners.get(id)
+		if !ok {
+			return notFound("Listener", id)
 		}
-	}
-	c.lb.listeners.remove(id)
-	c.markPending(e, statusPendingUpdate, statusActive)
-	return nil
+		e, err := c.mutable(lbOf(l.Loadbalancers))
+		if err != nil {
+			return err
+		}
+		for _, p := range c.lb.pools.all() {
+			if len(p.Listeners) > 0 && p.Listeners[0].ID == id {
+				p.Listeners = nil
+			}
+		}
+		c.lb.listeners.remove(id)
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return nil
+	})
 }
 
 func (a *loadBalancerAPI) ListPools(_ context.Context, opts pools.ListOptsBuilder) ([]pools.Pool, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListPools"); err != nil {
-		return nil, err
-	}
-	return filter(c.lb.pools.all(), opts, func(p *pools.Pool) map[string]any {
-		extra := map[string]any{"loadbalancer_id": poolLB(p)}
-		if len(p.Listeners) > 0 {
-			extra["listener_id"] = p.Listeners[0].ID
-		}
-		return extra
+	return locked(a.c, "ListPools", func(c *Cloud) ([]pools.Pool, error) {
+		return filter(c.lb.pools.all(), opts, func(p *pools.Pool) map[string]any {
+			extra := map[string]any{"loadbalancer_id": poolLB(p)}
+			if len(p.Listeners) > 0 {
+				extra["listener_id"] = p.Listeners[0].ID
+			}
+			return extra
+		})
 	})
 }
 
 func (a *loadBalancerAPI) GetPool(_ context.Context, id string) (*pools.Pool, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetPool"); err != nil {
-		return nil, err
-	}
-	if p, ok := c.lb.pools.get(id); ok {
-		return clone(p), nil
-	}
-	return nil, notFound("Pool", id)
+	return locked(a.c, "GetPool", func(c *Cloud) (*pools.Pool, error) {
+		if p, ok := c.lb.pools.get(id); ok {
+			return clone(p), nil
+		}
+		return nil, notFound("Pool", id)
+	})
 }
 
 func (a *loadBalancerAPI) CreatePool(_ context.Context, opts pools.CreateOptsBuilder) (*pools.Pool, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreatePool"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	lbID, listenerID := str(body, "loadbalancer_id"), str(body, "listener_id")
-	if listenerID != "" {
-		l, ok := c.lb.listeners.get(listenerID)
-		if !ok {
-			return nil, notFound("Listener", listenerID)
+	return locked(a.c, "CreatePool", func(c *Cloud) (*pools.Pool, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
 		}
-		lbID = lbOf(l.Loadbalancers)
-	}
-	e, err := c.mutable(lbID)
-	if err != nil {
-		return nil, err
-	}
-	p := &pools.Pool{}
-	decodeInto(map[string]any{"name": body["name"], "protocol": body["protocol"], "lb_algorithm": body["lb_algorithm"], "description": body["description"]}, p)
-	p.ID, p.ProvisioningStatus, p.OperatingStatus, p.AdminStateUp = c.newID("pool"), statusPendingCreate, "OFFLINE", true
-	p.Loadbalancers = []pools.LoadBalancerID{{ID: lbID}}
-	p.Tags = stringsOf(body["tags"])
-	if listenerID != "" {
-		p.Listeners = []pools.ListenerID{{ID: listenerID}}
-		if l, _ := c.lb.listeners.get(listenerID); l.DefaultPoolID == "" {
-			l.DefaultPoolID = p.ID
+		lbID, listenerID := str(body, "loadbalancer_id"), str(body, "listener_id")
+		if listenerID != "" {
+			l, ok := c.lb.listeners.get(listenerID)
+			if !ok {
+				return nil, notFound("Listener", listenerID)
+			}
+			lbID = lbOf(l.Loadbalancers)
 		}
-	}
-	c.lb.pools.add(p.ID, p)
-	c.markPending(e, statusPendingUpdate, statusActive)
-	return clone(p), nil
+		e, err := c.mutable(lbID)
+		if err != nil {
+			return nil, err
+		}
+		p := &pools.Pool{}
+		decodeInto(map[string]any{"name": body["name"], "protocol": body["protocol"], "lb_algorithm": body["lb_algorithm"], "description": body["description"]}, p)
+		p.ID, p.ProvisioningStatus, p.OperatingStatus, p.AdminStateUp = c.newID("pool"), statusPendingCreate, "OFFLINE", true
+		p.Loadbalancers = []pools.LoadBalancerID{{ID: lbID}}
+		p.Tags = stringsOf(body["tags"])
+		if listenerID != "" {
+			p.Listeners = []pools.ListenerID{{ID: listenerID}}
+			if l, _ := c.lb.listeners.get(listenerID); l.DefaultPoolID == "" {
+				l.DefaultPoolID = p.ID
+			}
+		}
+		c.lb.pools.add(p.ID, p)
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return clone(p), nil
+	})
 }
 
 func (a *loadBalancerAPI) UpdatePool(_ context.Context, id string, opts pools.UpdateOptsBuilder) (*pools.Pool, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("UpdatePool"); err != nil {
-		return nil, err
-	}
-	p, ok := c.lb.pools.get(id)
-	if !ok {
-		return nil, notFound("Pool", id)
-	}
-	e, err := c.mutable(poolLB(p))
-	if err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	if v, set := body["name"]; set {
-		p.Name = str(map[string]any{"v": v}, "v")
-	}
-	p.ProvisioningStatus = statusPendingUpdate
-	c.markPending(e, statusPendingUpdate, statusActive)
-	return clone(p), nil
+	return locked(a.c, "UpdatePool", func(c *Cloud) (*pools.Pool, error) {
+		p, ok := c.lb.pools.get(id)
+		if !ok {
+			return nil, notFound("Pool", id)
+		}
+		e, err := c.mutable(poolLB(p))
+		if err != nil {
+			return nil, err
+		}
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		if v, set := body["name"]; set {
+			p.Name = str(map[string]any{"v": v}, "v")
+		}
+		p.ProvisioningStatus = statusPendingUpdate
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return clone(p), nil
+	})
 }
 
 func (a *loadBalancerAPI) DeletePool(_ context.Context, id string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeletePool"); err != nil {
-		return err
-	}
-	p, ok := c.lb.pools.get(id)
-	if !ok {
-		return notFound("Pool", id)
-	}
-	e, err := c.mutable(poolLB(p))
-	if err != nil {
-		return err
-	}
-	for _, l := range c.lb.listeners.all() {
-		if l.DefaultPoolID == id {
-			l.DefaultPoolID = ""
+	return lockedErr(a.c, "DeletePool", func(c *Cloud) error {
+		p, ok := c.lb.pools.get(id)
+		if !ok {
+			return notFound("Pool", id)
 		}
-	}
-	c.removePool(id)
-	c.markPending(e, statusPendingUpdate, statusActive)
-	return nil
+		e, err := c.mutable(poolLB(p))
+		if err != nil {
+			return err
+		}
+		for _, l := range c.lb.listeners.all() {
+			if l.DefaultPoolID == id {
+				l.DefaultPoolID = ""
+			}
+		}
+		c.removePool(id)
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return nil
+	})
 }
 
 func (a *loadBalancerAPI) ListMembers(_ context.Context, poolID string, opts pools.ListMembersOptsBuilder) ([]pools.Member, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListMembers"); err != nil {
-		return nil, err
-	}
-	if _, ok := c.lb.pools.get(poolID); !ok {
-		return nil, notFound("Pool", poolID)
-	}
-	var inPool []*pools.Member
-	for _, m := range c.lb.members.all() {
-		if m.PoolID == poolID {
-			inPool = append(inPool, m)
+	return locked(a.c, "ListMembers", func(c *Cloud) ([]pools.Member, error) {
+		if _, ok := c.lb.pools.get(poolID); !ok {
+			return nil, notFound("Pool", poolID)
 		}
-	}
-	return filter(inPool, opts, nil)
+		var inPool []*pools.Member
+		for _, m := range c.lb.members.all() {
+			if m.PoolID == poolID {
+				inPool = append(inPool, m)
+			}
+		}
+		return filter(inPool, opts, nil)
+	})
 }
 
 func (a *loadBalancerAPI) CreateMember(_ context.Context, poolID string, opts pools.CreateMemberOptsBuilder) (*pools.Member, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreateMember"); err != nil {
-		return nil, err
-	}
-	p, ok := c.lb.pools.get(poolID)
-	if !ok {
-		return nil, notFound("Pool", poolID)
-	}
-	e, err := c.mutable(poolLB(p))
-	if err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	m := &pools.Member{}
-	decodeInto(body, m)
-	for _, other := range c.lb.members.all() {
-		if other.PoolID == poolID && other.Address == m.Address && other.ProtocolPort == m.ProtocolPort {
-			return nil, httpError(http.StatusConflict, "Duplicate member %s:%d in pool %s", m.Address, m.ProtocolPort, poolID)
+	return locked(a.c, "CreateMember", func(c *Cloud) (*pools.Member, error) {
+		p, ok := c.lb.pools.get(poolID)
+		if !ok {
+			return nil, notFound("Pool", poolID)
 		}
-	}
-	m.ID, m.PoolID, m.ProvisioningStatus, m.OperatingStatus, m.AdminStateUp = c.newID("member"), poolID, statusPendingCreate, "NO_MONITOR", true
-	m.Tags = stringsOf(body["tags"])
-	c.lb.members.add(m.ID, m)
-	c.markPending(e, statusPendingUpdate, statusActive)
-	return clone(m), nil
+		e, err := c.mutable(poolLB(p))
+		if err != nil {
+			return nil, err
+		}
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		m := &pools.Member{}
+		decodeInto(body, m)
+		for _, other := range c.lb.members.all() {
+			if other.PoolID == poolID && other.Address == m.Address && other.ProtocolPort == m.ProtocolPort {
+				return nil, httpError(http.StatusConflict, "Duplicate member %s:%d in pool %s", m.Address, m.ProtocolPort, poolID)
+			}
+		}
+		m.ID, m.PoolID, m.ProvisioningStatus, m.OperatingStatus, m.AdminStateUp = c.newID("member"), poolID, statusPendingCreate, "NO_MONITOR", true
+		m.Tags = stringsOf(body["tags"])
+		c.lb.members.add(m.ID, m)
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return clone(m), nil
+	})
 }
 
 func (a *loadBalancerAPI) DeleteMember(_ context.Context, poolID, memberID string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeleteMember"); err != nil {
-		return err
-	}
-	m, ok := c.lb.members.get(memberID)
-	if !ok || m.PoolID != poolID {
-		return notFound("Member", memberID)
-	}
-	p, _ := c.lb.pools.get(poolID)
-	e, err := c.mutable(poolLB(p))
-	if err != nil {
-		return err
-	}
-	c.lb.members.remove(memberID)
-	c.markPending(e, statusPendingUpdate, statusActive)
-	return nil
+	return lockedErr(a.c, "DeleteMember", func(c *Cloud) error {
+		m, ok := c.lb.members.get(memberID)
+		if !ok || m.PoolID != poolID {
+			return notFound("Member", memberID)
+		}
+		p, _ := c.lb.pools.get(poolID)
+		e, err := c.mutable(poolLB(p))
+		if err != nil {
+			return err
+		}
+		c.lb.members.remove(memberID)
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return nil
+	})
 }
 
 func (a *loadBalancerAPI) ListMonitors(_ context.Context, opts monitors.ListOptsBuilder) ([]monitors.Monitor, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListMonitors"); err != nil {
-		return nil, err
-	}
-	return filter(c.lb.monitors.all(), opts, func(m *monitors.Monitor) map[string]any {
-		if len(m.Pools) == 0 {
-			return nil
-		}
-		return map[string]any{"pool_id": m.Pools[0].ID}
+	return locked(a.c, "ListMonitors", func(c *Cloud) ([]monitors.Monitor, error) {
+		return filter(c.lb.monitors.all(), opts, func(m *monitors.Monitor) map[string]any {
+			if len(m.Pools) == 0 {
+				return nil
+			}
+			return map[string]any{"pool_id": m.Pools[0].ID}
+		})
 	})
 }
 
 func (a *loadBalancerAPI) CreateMonitor(_ context.Context, opts monitors.CreateOptsBuilder) (*monitors.Monitor, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreateMonitor"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	poolID := str(body, "pool_id")
-	p, ok := c.lb.pools.get(poolID)
-	if !ok {
-		return nil, notFound("Pool", poolID)
-	}
-	e, err := c.mutable(poolLB(p))
-	if err != nil {
-		return nil, err
-	}
-	if p.MonitorID != "" {
-		return nil, httpError(http.StatusConflict, "Pool %s already has a health monitor", poolID)
-	}
-	m := &monitors.Monitor{}
-	decodeInto(body, m)
-	m.ID, m.ProvisioningStatus, m.OperatingStatus, m.AdminStateUp = c.newID("monitor"), statusPendingCreate, "OFFLINE", true
-	m.Pools = []monitors.PoolID{{ID: poolID}}
-	m.Tags = stringsOf(body["tags"])
-	p.MonitorID = m.ID
-	c.lb.monitors.add(m.ID, m)
-	c.markPending(e, statusPendingUpdate, statusActive)
-	return clone(m), nil
+	return locked(a.c, "CreateMonitor", func(c *Cloud) (*monitors.Monitor, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		poolID := str(body, "pool_id")
+		p, ok := c.lb.pools.get(poolID)
+		if !ok {
+			return nil, notFound("Pool", poolID)
+		}
+		e, err := c.mutable(poolLB(p))
+		if err != nil {
+			return nil, err
+		}
+		if p.MonitorID != "" {
+			return nil, httpError(http.StatusConflict, "Pool %s already has a health monitor", poolID)
+		}
+		m := &monitors.Monitor{}
+		decodeInto(body, m)
+		m.ID, m.ProvisioningStatus, m.OperatingStatus, m.AdminStateUp = c.newID("monitor"), statusPendingCreate, "OFFLINE", true
+		m.Pools = []monitors.PoolID{{ID: poolID}}
+		m.Tags = stringsOf(body["tags"])
+		p.MonitorID = m.ID
+		c.lb.monitors.add(m.ID, m)
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return clone(m), nil
+	})
 }
 
 func (a *loadBalancerAPI) UpdateMonitor(_ context.Context, id string, opts monitors.UpdateOptsBuilder) (*monitors.Monitor, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("UpdateMonitor"); err != nil {
-		return nil, err
-	}
-	m, ok := c.lb.monitors.get(id)
-	if !ok {
-		return nil, notFound("Health Monitor", id)
-	}
-	p, _ := c.lb.pools.get(m.Pools[0].ID)
-	e, err := c.mutable(poolLB(p))
-	if err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	for _, key := range []string{"name", "delay", "timeout", "max_retries", "max_retries_down"} {
-		if _, set := body[key]; set {
-			decodeInto(map[string]any{key: body[key]}, m)
+	return locked(a.c, "UpdateMonitor", func(c *Cloud) (*monitors.Monitor, error) {
+		m, ok := c.lb.monitors.get(id)
+		if !ok {
+			return nil, notFound("Health Monitor", id)
 		}
-	}
-	m.ProvisioningStatus = statusPendingUpdate
-	c.markPending(e, statusPendingUpdate, statusActive)
-	return clone(m), nil
+		p, _ := c.lb.pools.get(m.Pools[0].ID)
+		e, err := c.mutable(poolLB(p))
+		if err != nil {
+			return nil, err
+		}
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, key := range []string{"name", "delay", "timeout", "max_retries", "max_retries_down"} {
+			if _, set := body[key]; set {
+				decodeInto(map[string]any{key: body[key]}, m)
+			}
+		}
+		m.ProvisioningStatus = statusPendingUpdate
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return clone(m), nil
+	})
 }
 
 func (a *loadBalancerAPI) DeleteMonitor(_ context.Context, id string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeleteMonitor"); err != nil {
-		return err
-	}
-	m, ok := c.lb.monitors.get(id)
-	if !ok {
-		return notFound("Health Monitor", id)
-	}
-	p, _ := c.lb.pools.get(m.Pools[0].ID)
-	e, err := c.mutable(poolLB(p))
-	if err != nil {
-		return err
-	}
-	p.MonitorID = ""
-	c.lb.monitors.remove(id)
-	c.markPending(e, statusPendingUpdate, statusActive)
-	return nil
+	return lockedErr(a.c, "DeleteMonitor", func(c *Cloud) error {
+		m, ok := c.lb.monitors.get(id)
+		if !ok {
+			return notFound("Health Monitor", id)
+		}
+		p, _ := c.lb.pools.get(m.Pools[0].ID)
+		e, err := c.mutable(poolLB(p))
+		if err != nil {
+			return err
+		}
+		p.MonitorID = ""
+		c.lb.monitors.remove(id)
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return nil
+	})
 }
 
 func (a *loadBalancerAPI) ListProviders(context.Context) ([]providers.Provider, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListProviders"); err != nil {
-		return nil, err
-	}
-	return slices.Clone(c.lb.providers), nil
+	return locked(a.c, "ListProviders", func(c *Cloud) ([]providers.Provider, error) {
+		return slices.Clone(c.lb.providers), nil
+	})
 }
 
 func (a *loadBalancerAPI) ListAvailabilityZoneCapabilities(_ context.Context, provider string) ([]providers.Capability, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListAvailabilityZoneCapabilities"); err != nil {
-		return nil, err
-	}
-	caps, ok := c.lb.capabilities[provider]
-	if !ok {
-		return nil, httpError(http.StatusBadRequest, "Provider '%s' is not enabled.", provider)
-	}
-	return slices.Clone(caps), nil
+	return locked(a.c, "ListAvailabilityZoneCapabilities", func(c *Cloud) ([]providers.Capability, error) {
+		caps, ok := c.lb.capabilities[provider]
+		if !ok {
+			return nil, httpError(http.StatusBadRequest, "Provider '%s' is not enabled.", provider)
+		}
+		return slices.Clone(caps), nil
+	})
 }
 
 func (a *loadBalancerAPI) ListFlavors(context.Context) ([]flavors.Flavor, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListLoadBalancerFlavors"); err != nil {
-		return nil, err
-	}
-	return slices.Clone(c.lb.flavors), nil
+	return locked(a.c, "ListLoadBalancerFlavors", func(c *Cloud) ([]flavors.Flavor, error) {
+		return slices.Clone(c.lb.flavors), nil
+	})
 }
 
 func (a *loadBalancerAPI) ListAvailabilityZones(context.Context) ([]clients.LoadBalancerAvailabilityZone, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListLoadBalancerAvailabilityZones"); err != nil {
-		return nil, err
-	}
-	return slices.Clone(c.lb.azs), nil
+	return locked(a.c, "ListLoadBalancerAvailabilityZones", func(c *Cloud) ([]clients.LoadBalancerAvailabilityZone, error) {
+		return slices.Clone(c.lb.azs), nil
+	})
 }
 
 func (a *loadBalancerAPI) ListAPIVersions(context.Context) ([]apiversions.APIVersion, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListAPIVersions"); err != nil {
-		return nil, err
-	}
-	return slices.Clone(c.lb.versions), nil
+	return locked(a.c, "ListAPIVersions", func(c *Cloud) ([]apiversions.APIVersion, error) {
+		return slices.Clone(c.lb.versions), nil
+	})
 }
 
 // versionAtLeast reports whether the newest API version the cloud reports is at least

@@ -235,235 +235,175 @@ func stringsOf(v any) []string {
 type networkAPI struct{ c *Cloud }
 
 func (a *networkAPI) ListNetworks(_ context.Context, opts networks.ListOptsBuilder) ([]networks.Network, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListNetworks"); err != nil {
-		return nil, err
-	}
-	return filter(c.net.networks.all(), opts, func(n *networks.Network) map[string]any {
-		return map[string]any{"router:external": c.net.external[n.ID]}
+	return locked(a.c, "ListNetworks", func(c *Cloud) ([]networks.Network, error) {
+		return filter(c.net.networks.all(), opts, func(n *networks.Network) map[string]any {
+			return map[string]any{"router:external": c.net.external[n.ID]}
+		})
 	})
 }
 
 func (a *networkAPI) GetNetwork(_ context.Context, id string) (*networks.Network, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetNetwork"); err != nil {
-		return nil, err
-	}
-	if n, ok := c.net.networks.get(id); ok {
-		return clone(n), nil
-	}
-	return nil, notFound("Network", id)
+	return locked(a.c, "GetNetwork", func(c *Cloud) (*networks.Network, error) {
+		if n, ok := c.net.networks.get(id); ok {
+			return clone(n), nil
+		}
+		return nil, notFound("Network", id)
+	})
 }
 
 func (a *networkAPI) CreateNetwork(_ context.Context, opts networks.CreateOptsBuilder) (*networks.Network, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreateNetwork"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	n := c.createNetwork(body)
-	c.net.external[n.ID] = body["router:external"] == true
-	return clone(n), nil
+	return locked(a.c, "CreateNetwork", func(c *Cloud) (*networks.Network, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		n := c.createNetwork(body)
+		c.net.external[n.ID] = body["router:external"] == true
+		return clone(n), nil
+	})
 }
 
 func (a *networkAPI) DeleteNetwork(_ context.Context, id string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeleteNetwork"); err != nil {
-		return err
-	}
-	n, ok := c.net.networks.get(id)
-	if !ok {
-		return notFound("Network", id)
-	}
-	for _, p := range c.net.ports.all() {
-		if p.NetworkID == id {
-			return httpError(http.StatusConflict, "Unable to complete operation on network %s. There are one or more ports still in use on the network.", id)
+	return lockedErr(a.c, "DeleteNetwork", func(c *Cloud) error {
+		n, ok := c.net.networks.get(id)
+		if !ok {
+			return notFound("Network", id)
 		}
-	}
-	for _, s := range n.Subnets {
-		c.net.subnets.remove(s)
-		delete(c.net.usedIPs, s)
-	}
-	c.net.networks.remove(id)
-	delete(c.net.external, id)
-	return nil
+		for _, p := range c.net.ports.all() {
+			if p.NetworkID == id {
+				return httpError(http.StatusConflict, "Unable to complete operation on network %s. There are one or more ports still in use on the network.", id)
+			}
+		}
+		for _, s := range n.Subnets {
+			c.net.subnets.remove(s)
+			delete(c.net.usedIPs, s)
+		}
+		c.net.networks.remove(id)
+		delete(c.net.external, id)
+		return nil
+	})
 }
 
 func (a *networkAPI) ListSubnets(_ context.Context, opts subnets.ListOptsBuilder) ([]subnets.Subnet, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListSubnets"); err != nil {
-		return nil, err
-	}
-	return filter(c.net.subnets.all(), opts, nil)
+	return locked(a.c, "ListSubnets", func(c *Cloud) ([]subnets.Subnet, error) {
+		return filter(c.net.subnets.all(), opts, nil)
+	})
 }
 
 func (a *networkAPI) GetSubnet(_ context.Context, id string) (*subnets.Subnet, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetSubnet"); err != nil {
-		return nil, err
-	}
-	if s, ok := c.net.subnets.get(id); ok {
-		return clone(s), nil
-	}
-	return nil, notFound("Subnet", id)
+	return locked(a.c, "GetSubnet", func(c *Cloud) (*subnets.Subnet, error) {
+		if s, ok := c.net.subnets.get(id); ok {
+			return clone(s), nil
+		}
+		return nil, notFound("Subnet", id)
+	})
 }
 
 func (a *networkAPI) CreateSubnet(_ context.Context, opts subnets.CreateOptsBuilder) (*subnets.Subnet, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreateSubnet"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	s, err := c.createSubnet(body)
-	if err != nil {
-		return nil, err
-	}
-	return clone(s), nil
+	return locked(a.c, "CreateSubnet", func(c *Cloud) (*subnets.Subnet, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		s, err := c.createSubnet(body)
+		if err != nil {
+			return nil, err
+		}
+		return clone(s), nil
+	})
 }
 
 func (a *networkAPI) DeleteSubnet(_ context.Context, id string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeleteSubnet"); err != nil {
-		return err
-	}
-	s, ok := c.net.subnets.get(id)
-	if !ok {
-		return notFound("Subnet", id)
-	}
-	for _, p := range c.net.ports.all() {
-		if slices.ContainsFunc(p.FixedIPs, func(ip ports.IP) bool { return ip.SubnetID == id }) {
-			return httpError(http.StatusConflict, "Unable to complete operation on subnet %s: One or more ports have an IP allocation from this subnet.", id)
+	return lockedErr(a.c, "DeleteSubnet", func(c *Cloud) error {
+		s, ok := c.net.subnets.get(id)
+		if !ok {
+			return notFound("Subnet", id)
 		}
-	}
-	if n, ok := c.net.networks.get(s.NetworkID); ok {
-		n.Subnets = slices.DeleteFunc(slices.Clone(n.Subnets), func(x string) bool { return x == id })
-	}
-	c.net.subnets.remove(id)
-	delete(c.net.usedIPs, id)
-	return nil
+		for _, p := range c.net.ports.all() {
+			if slices.ContainsFunc(p.FixedIPs, func(ip ports.IP) bool { return ip.SubnetID == id }) {
+				return httpError(http.StatusConflict, "Unable to complete operation on subnet %s: One or more ports have an IP allocation from this subnet.", id)
+			}
+		}
+		if n, ok := c.net.networks.get(s.NetworkID); ok {
+			n.Subnets = slices.DeleteFunc(slices.Clone(n.Subnets), func(x string) bool { return x == id })
+		}
+		c.net.subnets.remove(id)
+		delete(c.net.usedIPs, id)
+		return nil
+	})
 }
 
 func (a *networkAPI) ListPorts(_ context.Context, opts ports.ListOptsBuilder) ([]ports.Port, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListPorts"); err != nil {
-		return nil, err
-	}
-	return filter(c.net.ports.all(), opts, nil)
+	return locked(a.c, "ListPorts", func(c *Cloud) ([]ports.Port, error) {
+		return filter(c.net.ports.all(), opts, nil)
+	})
 }
 
 func (a *networkAPI) GetPort(_ context.Context, id string) (*ports.Port, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetPort"); err != nil {
-		return nil, err
-	}
-	if p, ok := c.net.ports.get(id); ok {
-		return clone(p), nil
-	}
-	return nil, notFound("Port", id)
+	return locked(a.c, "GetPort", func(c *Cloud) (*ports.Port, error) {
+		if p, ok := c.net.ports.get(id); ok {
+			return clone(p), nil
+		}
+		return nil, notFound("Port", id)
+	})
 }
 
 func (a *networkAPI) CreatePort(_ context.Context, opts ports.CreateOptsBuilder) (*ports.Port, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreatePort"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.createPort(body)
-	if err != nil {
-		return nil, err
-	}
-	return clone(p), nil
+	return locked(a.c, "CreatePort", func(c *Cloud) (*ports.Port, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		p, err := c.createPort(body)
+		if err != nil {
+			return nil, err
+		}
+		return clone(p), nil
+	})
 }
 
 func (a *networkAPI) UpdatePort(_ context.Context, id string, opts ports.UpdateOptsBuilder) (*ports.Port, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("UpdatePort"); err != nil {
-		return nil, err
-	}
-	p, ok := c.net.ports.get(id)
-	if !ok {
-		return nil, notFound("Port", id)
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	for _, key := range []string{"name", "description", "device_id", "device_owner", "security_groups", "allowed_address_pairs", "admin_state_up"} {
-		if _, set := body[key]; set {
-			decodeInto(map[string]any{key: body[key]}, p)
+	return locked(a.c, "UpdatePort", func(c *Cloud) (*ports.Port, error) {
+		p, ok := c.net.ports.get(id)
+		if !ok {
+			return nil, notFound("Port", id)
 		}
-	}
-	return clone(p), nil
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, key := range []string{"name", "description", "device_id", "device_owner", "security_groups", "allowed_address_pairs", "admin_state_up"} {
+			if _, set := body[key]; set {
+				decodeInto(map[string]any{key: body[key]}, p)
+			}
+		}
+		return clone(p), nil
+	})
 }
 
 func (a *networkAPI) DeletePort(_ context.Context, id string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeletePort"); err != nil {
-		return err
-	}
-	if _, ok := c.net.ports.get(id); !ok {
-		return notFound("Port", id)
-	}
-	c.deletePort(id)
-	return nil
+	return lockedErr(a.c, "DeletePort", func(c *Cloud) error {
+		if _, ok := c.net.ports.get(id); !ok {
+			return notFound("Port", id)
+		}
+		c.deletePort(id)
+		return nil
+	})
 }
 
 func (a *networkAPI) ListRouters(_ context.Context, opts routers.ListOptsBuilder) ([]routers.Router, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListRouters"); err != nil {
-		return nil, err
-	}
-	return filter(c.net.routers.all(), opts, nil)
+	return locked(a.c, "ListRouters", func(c *Cloud) ([]routers.Router, error) {
+		return filter(c.net.routers.all(), opts, nil)
+	})
 }
 
 func (a *networkAPI) GetRouter(_ context.Context, id string) (*routers.Router, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetRouter"); err != nil {
-		return nil, err
-	}
-	if r, ok := c.net.routers.get(id); ok {
-		return clone(r), nil
-	}
-	return nil, notFound("Router", id)
+	return locked(a.c, "GetRouter", func(c *Cloud) (*routers.Router, error) {
+		if r, ok := c.net.routers.get(id); ok {
+			return clone(r), nil
+		}
+		return nil, notFound("Router", id)
+	})
 }
 
 // setGateway gives a router its external gateway addresses on the external network.
@@ -491,270 +431,214 @@ func (c *Cloud) setGateway(r *routers.Router, gw map[string]any) error {
 }
 
 func (a *networkAPI) CreateRouter(_ context.Context, opts routers.CreateOptsBuilder) (*routers.Router, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreateRouter"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	r := &routers.Router{}
-	decodeInto(map[string]any{"name": body["name"], "description": body["description"]}, r)
-	r.ID, r.Status, r.AdminStateUp, r.Tags = c.newID("router"), "ACTIVE", true, stringsOf(body["tags"])
-	if gw, ok := body["external_gateway_info"].(map[string]any); ok {
-		if err := c.setGateway(r, gw); err != nil {
+	return locked(a.c, "CreateRouter", func(c *Cloud) (*routers.Router, error) {
+		body, err := requestBody(opts)
+		if err != nil {
 			return nil, err
 		}
-	}
-	c.net.routers.add(r.ID, r)
-	return clone(r), nil
+		r := &routers.Router{}
+		decodeInto(map[string]any{"name": body["name"], "description": body["description"]}, r)
+		r.ID, r.Status, r.AdminStateUp, r.Tags = c.newID("router"), "ACTIVE", true, stringsOf(body["tags"])
+		if gw, ok := body["external_gateway_info"].(map[string]any); ok {
+			if err := c.setGateway(r, gw); err != nil {
+				return nil, err
+			}
+		}
+		c.net.routers.add(r.ID, r)
+		return clone(r), nil
+	})
 }
 
 func (a *networkAPI) UpdateRouter(_ context.Context, id string, opts routers.UpdateOptsBuilder) (*routers.Router, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("UpdateRouter"); err != nil {
-		return nil, err
-	}
-	r, ok := c.net.routers.get(id)
-	if !ok {
-		return nil, notFound("Router", id)
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	if name, ok := body["name"]; ok {
-		r.Name = fmt.Sprint(name)
-	}
-	if gw, ok := body["external_gateway_info"].(map[string]any); ok {
-		if err := c.setGateway(r, gw); err != nil {
+	return locked(a.c, "UpdateRouter", func(c *Cloud) (*routers.Router, error) {
+		r, ok := c.net.routers.get(id)
+		if !ok {
+			return nil, notFound("Router", id)
+		}
+		body, err := requestBody(opts)
+		if err != nil {
 			return nil, err
 		}
-	}
-	return clone(r), nil
+		if name, ok := body["name"]; ok {
+			r.Name = fmt.Sprint(name)
+		}
+		if gw, ok := body["external_gateway_info"].(map[string]any); ok {
+			if err := c.setGateway(r, gw); err != nil {
+				return nil, err
+			}
+		}
+		return clone(r), nil
+	})
 }
 
 func (a *networkAPI) DeleteRouter(_ context.Context, id string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeleteRouter"); err != nil {
-		return err
-	}
-	r, ok := c.net.routers.get(id)
-	if !ok {
-		return notFound("Router", id)
-	}
-	for _, p := range c.net.ports.all() {
-		if p.DeviceID == id && p.DeviceOwner == "network:router_interface" {
-			return httpError(http.StatusConflict, "Router %s still has ports", id)
+	return lockedErr(a.c, "DeleteRouter", func(c *Cloud) error {
+		r, ok := c.net.routers.get(id)
+		if !ok {
+			return notFound("Router", id)
 		}
-	}
-	for _, ip := range r.GatewayInfo.ExternalFixedIPs {
-		c.releaseIPs([]ports.IP{{SubnetID: ip.SubnetID, IPAddress: ip.IPAddress}})
-	}
-	c.net.routers.remove(id)
-	return nil
+		for _, p := range c.net.ports.all() {
+			if p.DeviceID == id && p.DeviceOwner == "network:router_interface" {
+				return httpError(http.StatusConflict, "Router %s still has ports", id)
+			}
+		}
+		for _, ip := range r.GatewayInfo.ExternalFixedIPs {
+			c.releaseIPs([]ports.IP{{SubnetID: ip.SubnetID, IPAddress: ip.IPAddress}})
+		}
+		c.net.routers.remove(id)
+		return nil
+	})
 }
 
 func (a *networkAPI) AddRouterInterface(_ context.Context, id string, opts routers.AddInterfaceOptsBuilder) (*routers.InterfaceInfo, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("AddRouterInterface"); err != nil {
-		return nil, err
-	}
-	if _, ok := c.net.routers.get(id); !ok {
-		return nil, notFound("Router", id)
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	subnetID := str(body, "subnet_id")
-	s, ok := c.net.subnets.get(subnetID)
-	if !ok {
-		return nil, notFound("Subnet", subnetID)
-	}
-	// The interface takes the subnet's gateway address, which the subnet already reserved.
-	delete(c.net.usedIPs[subnetID], netip.MustParseAddr(s.GatewayIP))
-	p, err := c.createPort(map[string]any{
-		"network_id": s.NetworkID, "device_id": id, "device_owner": "network:router_interface",
-		"fixed_ips": []any{map[string]any{"subnet_id": subnetID, "ip_address": s.GatewayIP}},
+	return locked(a.c, "AddRouterInterface", func(c *Cloud) (*routers.InterfaceInfo, error) {
+		if _, ok := c.net.routers.get(id); !ok {
+			return nil, notFound("Router", id)
+		}
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		subnetID := str(body, "subnet_id")
+		s, ok := c.net.subnets.get(subnetID)
+		if !ok {
+			return nil, notFound("Subnet", subnetID)
+		}
+		// The interface takes the subnet's gateway address, which the subnet already reserved.
+		delete(c.net.usedIPs[subnetID], netip.MustParseAddr(s.GatewayIP))
+		p, err := c.createPort(map[string]any{
+			"network_id": s.NetworkID, "device_id": id, "device_owner": "network:router_interface",
+			"fixed_ips": []any{map[string]any{"subnet_id": subnetID, "ip_address": s.GatewayIP}},
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &routers.InterfaceInfo{SubnetID: subnetID, PortID: p.ID, ID: id}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &routers.InterfaceInfo{SubnetID: subnetID, PortID: p.ID, ID: id}, nil
 }
 
 func (a *networkAPI) RemoveRouterInterface(_ context.Context, id string, opts routers.RemoveInterfaceOptsBuilder) (*routers.InterfaceInfo, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("RemoveRouterInterface"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	subnetID := str(body, "subnet_id")
-	for _, p := range c.net.ports.all() {
-		if p.DeviceID == id && p.DeviceOwner == "network:router_interface" &&
-			(subnetID == "" || slices.ContainsFunc(p.FixedIPs, func(ip ports.IP) bool { return ip.SubnetID == subnetID })) {
-			c.deletePort(p.ID)
-			if s, ok := c.net.subnets.get(subnetID); ok {
-				c.net.usedIPs[subnetID][netip.MustParseAddr(s.GatewayIP)] = true
-			}
-			return &routers.InterfaceInfo{SubnetID: subnetID, PortID: p.ID, ID: id}, nil
+	return locked(a.c, "RemoveRouterInterface", func(c *Cloud) (*routers.InterfaceInfo, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
 		}
-	}
-	return nil, httpError(http.StatusNotFound, "Router %s has no interface on subnet %s", id, subnetID)
+		subnetID := str(body, "subnet_id")
+		for _, p := range c.net.ports.all() {
+			if p.DeviceID == id && p.DeviceOwner == "network:router_interface" &&
+				(subnetID == "" || slices.ContainsFunc(p.FixedIPs, func(ip ports.IP) bool { return ip.SubnetID == subnetID })) {
+				c.deletePort(p.ID)
+				if s, ok := c.net.subnets.get(subnetID); ok {
+					c.net.usedIPs[subnetID][netip.MustParseAddr(s.GatewayIP)] = true
+				}
+				return &routers.InterfaceInfo{SubnetID: subnetID, PortID: p.ID, ID: id}, nil
+			}
+		}
+		return nil, httpError(http.StatusNotFound, "Router %s has no interface on subnet %s", id, subnetID)
+	})
 }
 
 func (a *networkAPI) ListSecGroups(_ context.Context, opts groups.ListOpts) ([]groups.SecGroup, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListSecGroups"); err != nil {
-		return nil, err
-	}
-	return filter(c.net.groups.all(), opts, nil)
+	return locked(a.c, "ListSecGroups", func(c *Cloud) ([]groups.SecGroup, error) {
+		return filter(c.net.groups.all(), opts, nil)
+	})
 }
 
 func (a *networkAPI) GetSecGroup(_ context.Context, id string) (*groups.SecGroup, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetSecGroup"); err != nil {
-		return nil, err
-	}
-	if g, ok := c.net.groups.get(id); ok {
-		out := clone(g)
-		for _, r := range c.net.rules.all() {
-			if r.SecGroupID == id {
-				out.Rules = append(out.Rules, *r)
+	return locked(a.c, "GetSecGroup", func(c *Cloud) (*groups.SecGroup, error) {
+		if g, ok := c.net.groups.get(id); ok {
+			out := clone(g)
+			for _, r := range c.net.rules.all() {
+				if r.SecGroupID == id {
+					out.Rules = append(out.Rules, *r)
+				}
 			}
+			return out, nil
 		}
-		return out, nil
-	}
-	return nil, notFound("Security group", id)
+		return nil, notFound("Security group", id)
+	})
 }
 
 func (a *networkAPI) CreateSecGroup(_ context.Context, opts groups.CreateOptsBuilder) (*groups.SecGroup, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreateSecGroup"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	g := &groups.SecGroup{}
-	decodeInto(map[string]any{"name": body["name"], "description": body["description"]}, g)
-	g.ID, g.Tags = c.newID("secgroup"), stringsOf(body["tags"])
-	c.net.groups.add(g.ID, g)
-	return clone(g), nil
+	return locked(a.c, "CreateSecGroup", func(c *Cloud) (*groups.SecGroup, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		g := &groups.SecGroup{}
+		decodeInto(map[string]any{"name": body["name"], "description": body["description"]}, g)
+		g.ID, g.Tags = c.newID("secgroup"), stringsOf(body["tags"])
+		c.net.groups.add(g.ID, g)
+		return clone(g), nil
+	})
 }
 
 func (a *networkAPI) DeleteSecGroup(_ context.Context, id string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeleteSecGroup"); err != nil {
-		return err
-	}
-	if _, ok := c.net.groups.get(id); !ok {
-		return notFound("Security group", id)
-	}
-	for _, p := range c.net.ports.all() {
-		if slices.Contains(p.SecurityGroups, id) {
-			return httpError(http.StatusConflict, "Security Group %s in use.", id)
+	return lockedErr(a.c, "DeleteSecGroup", func(c *Cloud) error {
+		if _, ok := c.net.groups.get(id); !ok {
+			return notFound("Security group", id)
 		}
-	}
-	for _, r := range c.net.rules.all() {
-		if r.SecGroupID == id {
-			c.net.rules.remove(r.ID)
+		for _, p := range c.net.ports.all() {
+			if slices.Contains(p.SecurityGroups, id) {
+				return httpError(http.StatusConflict, "Security Group %s in use.", id)
+			}
 		}
-	}
-	c.net.groups.remove(id)
-	return nil
+		for _, r := range c.net.rules.all() {
+			if r.SecGroupID == id {
+				c.net.rules.remove(r.ID)
+			}
+		}
+		c.net.groups.remove(id)
+		return nil
+	})
 }
 
 func (a *networkAPI) ListSecGroupRules(_ context.Context, opts rules.ListOpts) ([]rules.SecGroupRule, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListSecGroupRules"); err != nil {
-		return nil, err
-	}
-	return filter(c.net.rules.all(), opts, nil)
+	return locked(a.c, "ListSecGroupRules", func(c *Cloud) ([]rules.SecGroupRule, error) {
+		return filter(c.net.rules.all(), opts, nil)
+	})
 }
 
 func (a *networkAPI) CreateSecGroupRule(_ context.Context, opts rules.CreateOptsBuilder) (*rules.SecGroupRule, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreateSecGroupRule"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := c.net.groups.get(str(body, "security_group_id")); !ok {
-		return nil, notFound("Security group", str(body, "security_group_id"))
-	}
-	r := &rules.SecGroupRule{}
-	decodeInto(body, r)
-	r.ID = c.newID("rule")
-	c.net.rules.add(r.ID, r)
-	return clone(r), nil
+	return locked(a.c, "CreateSecGroupRule", func(c *Cloud) (*rules.SecGroupRule, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := c.net.groups.get(str(body, "security_group_id")); !ok {
+			return nil, notFound("Security group", str(body, "security_group_id"))
+		}
+		r := &rules.SecGroupRule{}
+		decodeInto(body, r)
+		r.ID = c.newID("rule")
+		c.net.rules.add(r.ID, r)
+		return clone(r), nil
+	})
 }
 
 func (a *networkAPI) DeleteSecGroupRule(_ context.Context, id string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeleteSecGroupRule"); err != nil {
-		return err
-	}
-	if _, ok := c.net.rules.get(id); !ok {
-		return notFound("Security group rule", id)
-	}
-	c.net.rules.remove(id)
-	return nil
+	return lockedErr(a.c, "DeleteSecGroupRule", func(c *Cloud) error {
+		if _, ok := c.net.rules.get(id); !ok {
+			return notFound("Security group rule", id)
+		}
+		c.net.rules.remove(id)
+		return nil
+	})
 }
 
 func (a *networkAPI) ListFloatingIPs(_ context.Context, opts floatingips.ListOptsBuilder) ([]floatingips.FloatingIP, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListFloatingIPs"); err != nil {
-		return nil, err
-	}
-	return filter(c.net.fips.all(), opts, nil)
+	return locked(a.c, "ListFloatingIPs", func(c *Cloud) ([]floatingips.FloatingIP, error) {
+		return filter(c.net.fips.all(), opts, nil)
+	})
 }
 
 func (a *networkAPI) GetFloatingIP(_ context.Context, id string) (*floatingips.FloatingIP, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("GetFloatingIP"); err != nil {
-		return nil, err
-	}
-	if f, ok := c.net.fips.get(id); ok {
-		return clone(f), nil
-	}
-	return nil, notFound("Floating IP", id)
+	return locked(a.c, "GetFloatingIP", func(c *Cloud) (*floatingips.FloatingIP, error) {
+		if f, ok := c.net.fips.get(id); ok {
+			return clone(f), nil
+		}
+		return nil, notFound("Floating IP", id)
+	})
 }
 
 // associate points a floating IP at a port (or detaches it when portID is empty).
@@ -807,161 +691,137 @@ func (c *Cloud) routedToExternal(p *ports.Port, externalNetworkID string) bool {
 }
 
 func (a *networkAPI) CreateFloatingIP(_ context.Context, opts floatingips.CreateOptsBuilder) (*floatingips.FloatingIP, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("CreateFloatingIP"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	networkID := str(body, "floating_network_id")
-	n, ok := c.net.networks.get(networkID)
-	if !ok || !c.net.external[networkID] || len(n.Subnets) == 0 {
-		return nil, httpError(http.StatusBadRequest, "Network %s is not a valid external network", networkID)
-	}
-	subnetID := str(body, "subnet_id")
-	if subnetID == "" {
-		subnetID = n.Subnets[0]
-	}
-	ip, err := c.allocateIP(subnetID, str(body, "floating_ip_address"))
-	if err != nil {
-		return nil, err
-	}
-	f := &floatingips.FloatingIP{ID: c.newID("fip"), FloatingNetworkID: networkID, FloatingIP: ip, Status: "DOWN",
-		Description: str(body, "description"), Tags: stringsOf(body["tags"])}
-	if err := c.associate(f, str(body, "port_id"), str(body, "fixed_ip_address")); err != nil {
-		c.releaseIPs([]ports.IP{{SubnetID: subnetID, IPAddress: ip}})
-		return nil, err
-	}
-	c.net.fips.add(f.ID, f)
-	return clone(f), nil
+	return locked(a.c, "CreateFloatingIP", func(c *Cloud) (*floatingips.FloatingIP, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		networkID := str(body, "floating_network_id")
+		n, ok := c.net.networks.get(networkID)
+		if !ok || !c.net.external[networkID] || len(n.Subnets) == 0 {
+			return nil, httpError(http.StatusBadRequest, "Network %s is not a valid external network", networkID)
+		}
+		subnetID := str(body, "subnet_id")
+		if subnetID == "" {
+			subnetID = n.Subnets[0]
+		}
+		ip, err := c.allocateIP(subnetID, str(body, "floating_ip_address"))
+		if err != nil {
+			return nil, err
+		}
+		f := &floatingips.FloatingIP{ID: c.newID("fip"), FloatingNetworkID: networkID, FloatingIP: ip, Status: "DOWN",
+			Description: str(body, "description"), Tags: stringsOf(body["tags"])}
+		if err := c.associate(f, str(body, "port_id"), str(body, "fixed_ip_address")); err != nil {
+			c.releaseIPs([]ports.IP{{SubnetID: subnetID, IPAddress: ip}})
+			return nil, err
+		}
+		c.net.fips.add(f.ID, f)
+		return clone(f), nil
+	})
 }
 
 func (a *networkAPI) UpdateFloatingIP(_ context.Context, id string, opts floatingips.UpdateOptsBuilder) (*floatingips.FloatingIP, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("UpdateFloatingIP"); err != nil {
-		return nil, err
-	}
-	f, ok := c.net.fips.get(id)
-	if !ok {
-		return nil, notFound("Floating IP", id)
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	if _, set := body["port_id"]; set {
-		if err := c.associate(f, str(body, "port_id"), str(body, "fixed_ip_address")); err != nil {
+	return locked(a.c, "UpdateFloatingIP", func(c *Cloud) (*floatingips.FloatingIP, error) {
+		f, ok := c.net.fips.get(id)
+		if !ok {
+			return nil, notFound("Floating IP", id)
+		}
+		body, err := requestBody(opts)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if d, set := body["description"]; set {
-		f.Description = fmt.Sprint(d)
-	}
-	return clone(f), nil
+		if _, set := body["port_id"]; set {
+			if err := c.associate(f, str(body, "port_id"), str(body, "fixed_ip_address")); err != nil {
+				return nil, err
+			}
+		}
+		if d, set := body["description"]; set {
+			f.Description = fmt.Sprint(d)
+		}
+		return clone(f), nil
+	})
 }
 
 func (a *networkAPI) DeleteFloatingIP(_ context.Context, id string) error {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("DeleteFloatingIP"); err != nil {
-		return err
-	}
-	f, ok := c.net.fips.get(id)
-	if !ok {
-		return notFound("Floating IP", id)
-	}
-	if n, ok := c.net.networks.get(f.FloatingNetworkID); ok {
-		if subnetID := c.subnetFor(n, f.FloatingIP); subnetID != "" {
-			c.releaseIPs([]ports.IP{{SubnetID: subnetID, IPAddress: f.FloatingIP}})
+	return lockedErr(a.c, "DeleteFloatingIP", func(c *Cloud) error {
+		f, ok := c.net.fips.get(id)
+		if !ok {
+			return notFound("Floating IP", id)
 		}
-	}
-	c.net.fips.remove(id)
-	return nil
+		if n, ok := c.net.networks.get(f.FloatingNetworkID); ok {
+			if subnetID := c.subnetFor(n, f.FloatingIP); subnetID != "" {
+				c.releaseIPs([]ports.IP{{SubnetID: subnetID, IPAddress: f.FloatingIP}})
+			}
+		}
+		c.net.fips.remove(id)
+		return nil
+	})
 }
 
 func (a *networkAPI) ReplaceAllTags(_ context.Context, resourceType, id string, opts attributestags.ReplaceAllOptsBuilder) ([]string, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ReplaceAllTags"); err != nil {
-		return nil, err
-	}
-	body, err := requestBody(opts)
-	if err != nil {
-		return nil, err
-	}
-	tags := stringsOf(body["tags"])
-	set := func(found bool, target *[]string) ([]string, error) {
-		if !found {
-			return nil, notFound(resourceType, id)
+	return locked(a.c, "ReplaceAllTags", func(c *Cloud) ([]string, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
 		}
-		*target = slices.Clone(tags)
-		return slices.Clone(tags), nil
-	}
-	switch resourceType {
-	case "networks":
-		n, ok := c.net.networks.get(id)
-		if !ok {
-			return set(false, nil)
+		tags := stringsOf(body["tags"])
+		set := func(found bool, target *[]string) ([]string, error) {
+			if !found {
+				return nil, notFound(resourceType, id)
+			}
+			*target = slices.Clone(tags)
+			return slices.Clone(tags), nil
 		}
-		return set(true, &n.Tags)
-	case "subnets":
-		s, ok := c.net.subnets.get(id)
-		if !ok {
-			return set(false, nil)
+		switch resourceType {
+		case "networks":
+			n, ok := c.net.networks.get(id)
+			if !ok {
+				return set(false, nil)
+			}
+			return set(true, &n.Tags)
+		case "subnets":
+			s, ok := c.net.subnets.get(id)
+			if !ok {
+				return set(false, nil)
+			}
+			return set(true, &s.Tags)
+		case "ports":
+			p, ok := c.net.ports.get(id)
+			if !ok {
+				return set(false, nil)
+			}
+			return set(true, &p.Tags)
+		case "routers":
+			r, ok := c.net.routers.get(id)
+			if !ok {
+				return set(false, nil)
+			}
+			return set(true, &r.Tags)
+		case "security-groups":
+			g, ok := c.net.groups.get(id)
+			if !ok {
+				return set(false, nil)
+			}
+			return set(true, &g.Tags)
+		case "floatingips":
+			f, ok := c.net.fips.get(id)
+			if !ok {
+				return set(false, nil)
+			}
+			return set(true, &f.Tags)
 		}
-		return set(true, &s.Tags)
-	case "ports":
-		p, ok := c.net.ports.get(id)
-		if !ok {
-			return set(false, nil)
-		}
-		return set(true, &p.Tags)
-	case "routers":
-		r, ok := c.net.routers.get(id)
-		if !ok {
-			return set(false, nil)
-		}
-		return set(true, &r.Tags)
-	case "security-groups":
-		g, ok := c.net.groups.get(id)
-		if !ok {
-			return set(false, nil)
-		}
-		return set(true, &g.Tags)
-	case "floatingips":
-		f, ok := c.net.fips.get(id)
-		if !ok {
-			return set(false, nil)
-		}
-		return set(true, &f.Tags)
-	}
-	return nil, httpError(http.StatusNotFound, "resource type %s does not support tags", resourceType)
+		return nil, httpError(http.StatusNotFound, "resource type %s does not support tags", resourceType)
+	})
 }
 
 func (a *networkAPI) ListAvailabilityZones(context.Context) ([]clients.NetworkAvailabilityZone, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListNetworkAvailabilityZones"); err != nil {
-		return nil, err
-	}
-	return slices.Clone(c.net.azs), nil
+	return locked(a.c, "ListNetworkAvailabilityZones", func(c *Cloud) ([]clients.NetworkAvailabilityZone, error) {
+		return slices.Clone(c.net.azs), nil
+	})
 }
 
 func (a *networkAPI) ListExtensions(context.Context) ([]extensions.Extension, error) {
-	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.begin("ListExtensions"); err != nil {
-		return nil, err
-	}
-	return slices.Clone(c.net.exts), nil
+	return locked(a.c, "ListExtensions", func(c *Cloud) ([]extensions.Extension, error) {
+		return slices.Clone(c.net.exts), nil
+	})
 }
