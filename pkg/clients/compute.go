@@ -57,11 +57,7 @@ func NewComputeClient(c *gophercloud.ServiceClient) ComputeClient {
 
 func (n *computeClient) ListServers(ctx context.Context, opts servers.ListOptsBuilder) ([]servers.Server, error) {
 	return call(serviceCompute, "ListServers", func() ([]servers.Server, error) {
-		pages, err := servers.List(n.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return servers.ExtractServers(pages)
+		return allPages(ctx, servers.List(n.c, opts), servers.ExtractServers)
 	})
 }
 
@@ -81,11 +77,7 @@ func (n *computeClient) DeleteServer(ctx context.Context, id string) error {
 
 func (n *computeClient) ListFlavors(ctx context.Context, opts flavors.ListOptsBuilder) ([]flavors.Flavor, error) {
 	return call(serviceCompute, "ListFlavors", func() ([]flavors.Flavor, error) {
-		pages, err := flavors.ListDetail(n.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return flavors.ExtractFlavors(pages)
+		return allPages(ctx, flavors.ListDetail(n.c, opts), flavors.ExtractFlavors)
 	})
 }
 
@@ -95,21 +87,13 @@ func (n *computeClient) GetFlavor(ctx context.Context, id string) (*flavors.Flav
 
 func (n *computeClient) ListAvailabilityZones(ctx context.Context) ([]availabilityzones.AvailabilityZone, error) {
 	return call(serviceCompute, "ListAvailabilityZones", func() ([]availabilityzones.AvailabilityZone, error) {
-		pages, err := availabilityzones.List(n.c).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return availabilityzones.ExtractAvailabilityZones(pages)
+		return allPages(ctx, availabilityzones.List(n.c), availabilityzones.ExtractAvailabilityZones)
 	})
 }
 
 func (n *computeClient) ListServerGroups(ctx context.Context, opts servergroups.ListOptsBuilder) ([]servergroups.ServerGroup, error) {
 	return call(serviceCompute, "ListServerGroups", func() ([]servergroups.ServerGroup, error) {
-		pages, err := servergroups.List(n.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return servergroups.ExtractServerGroups(pages)
+		return allPages(ctx, servergroups.List(n.c, opts), servergroups.ExtractServerGroups)
 	})
 }
 

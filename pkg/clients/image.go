@@ -42,11 +42,7 @@ func NewImageClient(c *gophercloud.ServiceClient) ImageClient {
 
 func (i *imageClient) ListImages(ctx context.Context, opts images.ListOptsBuilder) ([]images.Image, error) {
 	return call(serviceImage, "ListImages", func() ([]images.Image, error) {
-		pages, err := images.List(i.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return images.ExtractImages(pages)
+		return allPages(ctx, images.List(i.c, opts), images.ExtractImages)
 	})
 }
 

@@ -90,11 +90,7 @@ func NewLoadBalancerClient(c *gophercloud.ServiceClient) LoadBalancerClient {
 
 func (l *loadBalancerClient) ListLoadBalancers(ctx context.Context, opts loadbalancers.ListOptsBuilder) ([]loadbalancers.LoadBalancer, error) {
 	return call(serviceLoadBalancer, "ListLoadBalancers", func() ([]loadbalancers.LoadBalancer, error) {
-		pages, err := loadbalancers.List(l.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return loadbalancers.ExtractLoadBalancers(pages)
+		return allPages(ctx, loadbalancers.List(l.c, opts), loadbalancers.ExtractLoadBalancers)
 	})
 }
 
@@ -130,11 +126,7 @@ func (l *loadBalancerClient) GetLoadBalancerStatuses(ctx context.Context, id str
 
 func (l *loadBalancerClient) ListListeners(ctx context.Context, opts listeners.ListOptsBuilder) ([]listeners.Listener, error) {
 	return call(serviceLoadBalancer, "ListListeners", func() ([]listeners.Listener, error) {
-		pages, err := listeners.List(l.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return listeners.ExtractListeners(pages)
+		return allPages(ctx, listeners.List(l.c, opts), listeners.ExtractListeners)
 	})
 }
 
@@ -158,11 +150,7 @@ func (l *loadBalancerClient) DeleteListener(ctx context.Context, id string) erro
 
 func (l *loadBalancerClient) ListPools(ctx context.Context, opts pools.ListOptsBuilder) ([]pools.Pool, error) {
 	return call(serviceLoadBalancer, "ListPools", func() ([]pools.Pool, error) {
-		pages, err := pools.List(l.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return pools.ExtractPools(pages)
+		return allPages(ctx, pools.List(l.c, opts), pools.ExtractPools)
 	})
 }
 
@@ -184,11 +172,7 @@ func (l *loadBalancerClient) DeletePool(ctx context.Context, id string) error {
 
 func (l *loadBalancerClient) ListMembers(ctx context.Context, poolID string, opts pools.ListMembersOptsBuilder) ([]pools.Member, error) {
 	return call(serviceLoadBalancer, "ListMembers", func() ([]pools.Member, error) {
-		pages, err := pools.ListMembers(l.c, poolID, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return pools.ExtractMembers(pages)
+		return allPages(ctx, pools.ListMembers(l.c, poolID, opts), pools.ExtractMembers)
 	})
 }
 
@@ -206,11 +190,7 @@ func (l *loadBalancerClient) DeleteMember(ctx context.Context, poolID, memberID 
 
 func (l *loadBalancerClient) ListMonitors(ctx context.Context, opts monitors.ListOptsBuilder) ([]monitors.Monitor, error) {
 	return call(serviceLoadBalancer, "ListMonitors", func() ([]monitors.Monitor, error) {
-		pages, err := monitors.List(l.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return monitors.ExtractMonitors(pages)
+		return allPages(ctx, monitors.List(l.c, opts), monitors.ExtractMonitors)
 	})
 }
 
@@ -230,11 +210,7 @@ func (l *loadBalancerClient) DeleteMonitor(ctx context.Context, id string) error
 
 func (l *loadBalancerClient) ListProviders(ctx context.Context) ([]providers.Provider, error) {
 	return call(serviceLoadBalancer, "ListProviders", func() ([]providers.Provider, error) {
-		pages, err := providers.List(l.c, nil).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return providers.ExtractProviders(pages)
+		return allPages(ctx, providers.List(l.c, nil), providers.ExtractProviders)
 	})
 }
 
@@ -246,11 +222,7 @@ func (l *loadBalancerClient) ListAvailabilityZoneCapabilities(ctx context.Contex
 
 func (l *loadBalancerClient) ListFlavors(ctx context.Context) ([]flavors.Flavor, error) {
 	return call(serviceLoadBalancer, "ListFlavors", func() ([]flavors.Flavor, error) {
-		pages, err := flavors.List(l.c, nil).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return flavors.ExtractFlavors(pages)
+		return allPages(ctx, flavors.List(l.c, nil), flavors.ExtractFlavors)
 	})
 }
 
@@ -267,10 +239,6 @@ func (l *loadBalancerClient) ListAvailabilityZones(ctx context.Context) ([]LoadB
 
 func (l *loadBalancerClient) ListAPIVersions(ctx context.Context) ([]apiversions.APIVersion, error) {
 	return call(serviceLoadBalancer, "ListAPIVersions", func() ([]apiversions.APIVersion, error) {
-		pages, err := apiversions.List(l.c).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return apiversions.ExtractAPIVersions(pages)
+		return allPages(ctx, apiversions.List(l.c), apiversions.ExtractAPIVersions)
 	})
 }

@@ -21,11 +21,13 @@ limitations under the License.
 package clients
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/pagination"
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -80,6 +82,15 @@ func call[T any](service, operation string, f func() (T, error)) (T, error) {
 	v, err := f()
 	observe(service, operation, start, err)
 	return v, err
+}
+
+// allPages reads every page of a list and extracts its items.
+func allPages[T any](ctx context.Context, pager pagination.Pager, extract func(pagination.Page) ([]T, error)) ([]T, error) {
+	pages, err := pager.AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return extract(pages)
 }
 
 // callErr runs f, which returns only an error, and records it.

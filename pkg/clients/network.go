@@ -100,11 +100,7 @@ func NewNetworkClient(c *gophercloud.ServiceClient) NetworkClient {
 
 func (n *networkClient) ListNetworks(ctx context.Context, opts networks.ListOptsBuilder) ([]networks.Network, error) {
 	return call(serviceNetwork, "ListNetworks", func() ([]networks.Network, error) {
-		pages, err := networks.List(n.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return networks.ExtractNetworks(pages)
+		return allPages(ctx, networks.List(n.c, opts), networks.ExtractNetworks)
 	})
 }
 
@@ -122,11 +118,7 @@ func (n *networkClient) DeleteNetwork(ctx context.Context, id string) error {
 
 func (n *networkClient) ListSubnets(ctx context.Context, opts subnets.ListOptsBuilder) ([]subnets.Subnet, error) {
 	return call(serviceNetwork, "ListSubnets", func() ([]subnets.Subnet, error) {
-		pages, err := subnets.List(n.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return subnets.ExtractSubnets(pages)
+		return allPages(ctx, subnets.List(n.c, opts), subnets.ExtractSubnets)
 	})
 }
 
@@ -144,11 +136,7 @@ func (n *networkClient) DeleteSubnet(ctx context.Context, id string) error {
 
 func (n *networkClient) ListPorts(ctx context.Context, opts ports.ListOptsBuilder) ([]ports.Port, error) {
 	return call(serviceNetwork, "ListPorts", func() ([]ports.Port, error) {
-		pages, err := ports.List(n.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return ports.ExtractPorts(pages)
+		return allPages(ctx, ports.List(n.c, opts), ports.ExtractPorts)
 	})
 }
 
@@ -170,11 +158,7 @@ func (n *networkClient) DeletePort(ctx context.Context, id string) error {
 
 func (n *networkClient) ListRouters(ctx context.Context, opts routers.ListOptsBuilder) ([]routers.Router, error) {
 	return call(serviceNetwork, "ListRouters", func() ([]routers.Router, error) {
-		pages, err := routers.List(n.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return routers.ExtractRouters(pages)
+		return allPages(ctx, routers.List(n.c, opts), routers.ExtractRouters)
 	})
 }
 
@@ -208,11 +192,7 @@ func (n *networkClient) RemoveRouterInterface(ctx context.Context, id string, op
 
 func (n *networkClient) ListSecGroups(ctx context.Context, opts groups.ListOpts) ([]groups.SecGroup, error) {
 	return call(serviceNetwork, "ListSecGroups", func() ([]groups.SecGroup, error) {
-		pages, err := groups.List(n.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return groups.ExtractGroups(pages)
+		return allPages(ctx, groups.List(n.c, opts), groups.ExtractGroups)
 	})
 }
 
@@ -230,11 +210,7 @@ func (n *networkClient) DeleteSecGroup(ctx context.Context, id string) error {
 
 func (n *networkClient) ListSecGroupRules(ctx context.Context, opts rules.ListOpts) ([]rules.SecGroupRule, error) {
 	return call(serviceNetwork, "ListSecGroupRules", func() ([]rules.SecGroupRule, error) {
-		pages, err := rules.List(n.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return rules.ExtractRules(pages)
+		return allPages(ctx, rules.List(n.c, opts), rules.ExtractRules)
 	})
 }
 
@@ -248,11 +224,7 @@ func (n *networkClient) DeleteSecGroupRule(ctx context.Context, id string) error
 
 func (n *networkClient) ListFloatingIPs(ctx context.Context, opts floatingips.ListOptsBuilder) ([]floatingips.FloatingIP, error) {
 	return call(serviceNetwork, "ListFloatingIPs", func() ([]floatingips.FloatingIP, error) {
-		pages, err := floatingips.List(n.c, opts).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return floatingips.ExtractFloatingIPs(pages)
+		return allPages(ctx, floatingips.List(n.c, opts), floatingips.ExtractFloatingIPs)
 	})
 }
 
@@ -295,10 +267,6 @@ func (n *networkClient) ListAvailabilityZones(ctx context.Context) ([]NetworkAva
 
 func (n *networkClient) ListExtensions(ctx context.Context) ([]extensions.Extension, error) {
 	return call(serviceNetwork, "ListExtensions", func() ([]extensions.Extension, error) {
-		pages, err := extensions.List(n.c).AllPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return extensions.ExtractExtensions(pages)
+		return allPages(ctx, extensions.List(n.c), extensions.ExtractExtensions)
 	})
 }
