@@ -316,15 +316,8 @@ func (s *Service) DeleteManagedNetwork(ctx context.Context, name string) error {
 		return fmt.Errorf("listing networks named %s: %w", name, err)
 	}
 	for _, n := range found {
-		err := s.client.DeleteNetwork(ctx, n.ID)
-		switch {
-		case err == nil:
-			s.event("DeletedNetwork", "Deleted network %s (%s)", n.Name, n.ID)
-		case isNotFound(err):
-		case isConflict(err):
-			return ErrWaitingForPorts
-		default:
-			return fmt.Errorf("deleting network %s: %w", n.ID, err)
+		if err := s.deleted(s.client.DeleteNetwork(ctx, n.ID), "Network", n.Name, n.ID); err != nil {
+			return err
 		}
 	}
 	return nil

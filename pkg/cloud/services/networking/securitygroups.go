@@ -254,15 +254,8 @@ func (s *Service) DeleteManagedSecurityGroups(ctx context.Context, namespace, cl
 			return fmt.Errorf("listing security groups named %s: %w", name, err)
 		}
 		for _, g := range found {
-			err := s.client.DeleteSecGroup(ctx, g.ID)
-			switch {
-			case err == nil:
-				s.event("DeletedSecurityGroup", "Deleted security group %s (%s)", g.Name, g.ID)
-			case isNotFound(err):
-			case isConflict(err):
-				return ErrWaitingForPorts
-			default:
-				return fmt.Errorf("deleting security group %s: %w", g.Name, err)
+			if err := s.deleted(s.client.DeleteSecGroup(ctx, g.ID), "SecurityGroup", g.Name, g.ID); err != nil {
+				return err
 			}
 		}
 	}

@@ -102,6 +102,12 @@ func TestReconcileSecurityGroupsConverges(t *testing.T) {
 	g.Expect(gs).To(BeEmpty())
 }
 
+func TestEventWords(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(words("SecurityGroup")).To(Equal("security group"))
+	g.Expect(words("Network")).To(Equal("network"))
+}
+
 func TestSecurityGroupsInUse(t *testing.T) {
 	g := NewWithT(t)
 	s, m, _ := newService(t)

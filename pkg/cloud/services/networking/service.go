@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/gophercloud/gophercloud/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -65,7 +66,7 @@ func (s *Service) Known(ids ...string) {
 // adopted records that an existing resource of the cluster was found in the cloud.
 func (s *Service) adopted(kind, name, id string) {
 	if !s.known[id] {
-		s.event("Adopted"+kind, "Adopted existing %s %s (%s)", strings.ToLower(kind), name, id)
+		s.event("Adopted"+kind, "Adopted existing %s %s (%s)", words(kind), name, id)
 		s.known[id] = true
 	}
 }
@@ -95,6 +96,35 @@ func IsSpecError(err error) (*SpecError, bool) {
 // ErrWaitingForPorts means the network cannot be deleted yet: ports (servers, load balancers)
 // still use it. The controller requeues.
 var ErrWaitingForPorts = errors.New("the cluster network still has ports")
+
+// deleted reports the answer to a delete of a resource that ports may still use: success and "not
+// found" are both done (the event is recorded only for the first), a conflict means ports still
+// use it (ErrWaitingForPorts), anything else is an error.
+func (s *Service) deleted(err error, kind, name, id string) error {
+	switch {
+	case err == nil:
+		s.event("Deleted"+kind, "Deleted %s %s (%s)", words(kind), name, id)
+		return nil
+	case isNotFound(err):
+		return nil
+	case isConflict(err):
+		return ErrWaitingForPorts
+	default:
+		return fmt.Errorf("deleting %s %s: %w", words(kind), name, err)
+	}
+}
+
+// words spells a kind for people: SecurityGroup is "security group".
+func words(kind string) string {
+	var b strings.Builder
+	for i, r := range kind {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
 
 func isNotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusNotFound) }
 func isConflict(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
