@@ -108,7 +108,7 @@ func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		log.Info("Waiting for the Cluster controller to set the owner reference")
 		return ctrl.Result{}, nil
 	}
-	log = log.WithValues("Cluster", klogRef(cluster))
+	log = log.WithValues("Cluster", clusterRef(cluster))
 	ctx = ctrl.LoggerInto(ctx, log)
 
 	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, osc); err != nil || isPaused || requeue {
@@ -137,7 +137,7 @@ func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	return r.reconcileNormal(ctx, cluster, osc)
 }
 
-func klogRef(c *clusterv1.Cluster) string { return c.Namespace + "/" + c.Name }
+func clusterRef(c *clusterv1.Cluster) string { return c.Namespace + "/" + c.Name }
 
 // phaseResult carries what a phase wants from the reconcile: to stop here, and when to come back.
 type phaseResult struct {
