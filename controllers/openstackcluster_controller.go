@@ -226,12 +226,16 @@ func (r *OpenStackClusterReconciler) fail(osc *infrav1.OpenStackCluster, conditi
 
 func (r *OpenStackClusterReconciler) reconcileNetwork(ctx context.Context, net *networking.Service, cluster *clusterv1.Cluster, osc *infrav1.OpenStackCluster) phaseResult {
 	name := networking.ResourceName(cluster.Namespace, cluster.Name)
-	external, err := net.ResolveExternalNetwork(ctx, &osc.Spec)
-	if err != nil {
-		return r.fail(osc, infrav1.NetworkReadyCondition, err)
+	// The external network is immutable in the spec: once found, it is not looked up again.
+	external := osc.Status.ExternalNetwork
+	if external == nil {
+		var err error
+		if external, err = net.ResolveExternalNetwork(ctx, &osc.Spec); err != nil {
+			return r.fail(osc, infrav1.NetworkReadyCondition, err)
+		}
+		osc.Status.ExternalNetwork = external
 	}
-	osc.Status.ExternalNetwork = external
-	network, err := net.ReconcileNetwork(ctx, name, &osc.Spec)
+	network, err := net.ReconcileNetwork(ctx, name, &osc.Spec, osc.Status.Network)
 	if err != nil {
 		return r.fail(osc, infrav1.NetworkReadyCondition, err)
 	}
@@ -250,7 +254,8 @@ func (r *OpenStackClusterReconciler) reconcileSecurityGroups(ctx context.Context
 		setCondition(osc, infrav1.SecurityGroupsReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.managedSecurityGroups is not set")
 		return phaseResult{}
 	}
-	cp, worker, err := net.ReconcileSecurityGroups(ctx, cluster.Namespace, cluster.Name, &osc.Spec)
+	cp, worker, err := net.ReconcileSecurityGroups(ctx, cluster.Namespace, cluster.Name, &osc.Spec,
+		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup)
 	if err != nil {
 		return r.fail(osc, infrav1.SecurityGroupsReadyCondition, err)
 	}

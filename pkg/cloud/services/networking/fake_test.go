@@ -30,6 +30,47 @@ import (
 
 // TestAgainstTheFakeCloud runs the network phases twice, as two reconciles with a lost status
 // would, and then deletes: nothing is created twice and nothing is left.
+// TestSteadyStateCalls pins how many OpenStack calls the network phases make once the status
+// knows everything: the budget for a whole reconcile is 9, load balancers included.
+func TestSteadyStateCalls(t *testing.T) {
+	g := NewWithT(t)
+	cloud := fakeopenstack.New(fakeopenstack.Options{})
+	ext := cloud.AddNetwork("public", true)
+	cloud.AddSubnet(ext, "public", "172.24.4.0/24")
+	s := NewService(cloud.Network(), nil, nil)
+	spec := &infrav1.OpenStackClusterSpec{ManagedSubnets: []infrav1.SubnetSpec{{CIDR: "10.6.0.0/24"}},
+		ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{}, Tags: []string{"team-a"}, APIServerPort: 6443}
+	name := ResourceName("ns", "c")
+
+	external, err := s.ResolveExternalNetwork(ctx, spec)
+	g.Expect(err).NotTo(HaveOccurred())
+	network, err := s.ReconcileNetwork(ctx, name, spec, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = s.ReconcileRouter(ctx, name, spec, network, external)
+	g.Expect(err).NotTo(HaveOccurred())
+	cp, worker, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	cloud.ResetCalls()
+	again, err := s.ReconcileNetwork(ctx, name, spec, network)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again).To(Equal(network))
+	_, err = s.ReconcileRouter(ctx, name, spec, again, external)
+	g.Expect(err).NotTo(HaveOccurred())
+	cp2, worker2, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, cp, worker)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cp2).To(Equal(cp))
+	g.Expect(worker2).To(Equal(worker))
+	g.Expect(cloud.Calls()).To(Equal(map[string]int{"GetNetwork": 1, "ListRouters": 1, "ListPorts": 1, "GetSecGroup": 2}))
+
+	// A known network that was deleted behind our back is found missing and recreated.
+	g.Expect(s.DeleteManagedRouter(ctx, name, spec)).To(Succeed())
+	g.Expect(s.DeleteManagedNetwork(ctx, name)).To(Succeed())
+	recreated, err := s.ReconcileNetwork(ctx, name, spec, network)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(recreated.ID).NotTo(Equal(network.ID))
+}
+
 func TestAgainstTheFakeCloud(t *testing.T) {
 	g := NewWithT(t)
 	cloud := fakeopenstack.New(fakeopenstack.Options{})
@@ -45,7 +86,7 @@ func TestAgainstTheFakeCloud(t *testing.T) {
 		external, err := s.ResolveExternalNetwork(ctx, spec)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(external.ID).To(Equal(ext))
-		network, err = s.ReconcileNetwork(ctx, name, spec)
+		network, err = s.ReconcileNetwork(ctx, name, spec, nil) // as with a lost status, both times
 		g.Expect(err).NotTo(HaveOccurred())
 		router, err = s.ReconcileRouter(ctx, name, spec, network, external)
 		g.Expect(err).NotTo(HaveOccurred())

@@ -105,13 +105,18 @@ func describeSubnetFilter(f *infrav1.SubnetFilter) string {
 
 // ReconcileNetwork returns the cluster network and its subnets. With spec.managedSubnets it
 // creates them, or adopts those it created before (by name and tags); otherwise it resolves
-// spec.network and spec.subnets.
-func (s *Service) ReconcileNetwork(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec) (*infrav1.NetworkStatusWithSubnets, error) {
+// spec.network and spec.subnets. known is what the status recorded last time (nil when lost):
+// the user's network is then not looked up again (spec.network is immutable), and a managed
+// network is read by ID, its subnets reused when they are all still there.
+func (s *Service) ReconcileNetwork(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec, known *infrav1.NetworkStatusWithSubnets) (*infrav1.NetworkStatusWithSubnets, error) {
 	if len(spec.ManagedSubnets) > 0 {
-		return s.reconcileManagedNetwork(ctx, name, spec)
+		return s.reconcileManagedNetwork(ctx, name, spec, known)
 	}
 	if spec.Network == nil {
 		return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: "the cluster has no network: set spec.managedSubnets to create one, or spec.network to use an existing one"}
+	}
+	if known != nil && known.ID != "" && len(known.Subnets) > 0 {
+		return known, nil
 	}
 	return s.resolveNetwork(ctx, spec)
 }
@@ -199,7 +204,18 @@ func subnetStatus(sn *subnets.Subnet) infrav1.Subnet {
 	return infrav1.Subnet{Name: sn.Name, ID: sn.ID, CIDR: sn.CIDR, Tags: sn.Tags}
 }
 
-func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec) (*infrav1.NetworkStatusWithSubnets, error) {
+func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec, known *infrav1.NetworkStatusWithSubnets) (*infrav1.NetworkStatusWithSubnets, error) {
+	if known != nil && known.ID != "" {
+		n, err := s.client.GetNetwork(ctx, known.ID)
+		switch {
+		case err == nil:
+			if status, ok := s.knownSubnetsStillThere(n, known, spec); ok {
+				return status, nil
+			}
+		case !isNotFound(err):
+			return nil, fmt.Errorf("getting network %s: %w", known.ID, err)
+		}
+	}
 	found, err := s.client.ListNetworks(ctx, networks.ListOpts{Name: name})
 	if err != nil {
 		return nil, fmt.Errorf("listing networks named %s: %w", name, err)
@@ -249,6 +265,27 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 		status.Subnets = append(status.Subnets, st)
 	}
 	return status, nil
+}
+
+// knownSubnetsStillThere reuses the recorded subnets when the network still has every one of them,
+// they cover every CIDR of spec.managedSubnets, and the tags are all there: nothing to do then.
+func (s *Service) knownSubnetsStillThere(n *networks.Network, known *infrav1.NetworkStatusWithSubnets, spec *infrav1.OpenStackClusterSpec) (*infrav1.NetworkStatusWithSubnets, bool) {
+	if !containsAll(n.Tags, spec.Tags) {
+		return nil, false
+	}
+	for _, want := range spec.ManagedSubnets {
+		prefix, err := netip.ParsePrefix(want.CIDR)
+		if err != nil {
+			return nil, false
+		}
+		covered := slices.ContainsFunc(known.Subnets, func(sn infrav1.Subnet) bool {
+			return sn.CIDR == prefix.Masked().String() && slices.Contains(n.Subnets, sn.ID) && containsAll(sn.Tags, spec.Tags)
+		})
+		if !covered {
+			return nil, false
+		}
+	}
+	return &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{Name: n.Name, ID: n.ID, Tags: n.Tags}, Subnets: known.Subnets}, true
 }
 
 func (s *Service) reconcileManagedSubnet(ctx context.Context, name, networkID string, want *infrav1.SubnetSpec, existing []subnets.Subnet) (*subnets.Subnet, error) {

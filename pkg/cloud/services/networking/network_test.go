@@ -181,7 +181,7 @@ func TestReconcileManagedNetwork(t *testing.T) {
 		})
 		e.ReplaceAllTags(ctx, "subnets", "sub-1", attributestags.ReplaceAllOpts{Tags: []string{"team-a"}}).Return([]string{"team-a"}, nil)
 
-		got, err := s.ReconcileNetwork(ctx, name, &spec)
+		got, err := s.ReconcileNetwork(ctx, name, &spec, nil)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(got).To(Equal(&infrav1.NetworkStatusWithSubnets{
 			NetworkStatus: infrav1.NetworkStatus{ID: "net-1", Name: name, Tags: []string{"team-a"}},
@@ -198,7 +198,7 @@ func TestReconcileManagedNetwork(t *testing.T) {
 		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{ID: "net-1", Name: name, Tags: []string{"team-a"}}}, nil)
 		e.ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "sub-1", Name: name, CIDR: "10.6.0.0/24", Tags: []string{"team-a"}}}, nil)
 
-		got, err := s.ReconcileNetwork(ctx, name, &spec)
+		got, err := s.ReconcileNetwork(ctx, name, &spec, nil)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(got.ID).To(Equal("net-1"))
 		g.Expect(got.Subnets).To(HaveLen(1))
@@ -212,7 +212,7 @@ func TestReconcileManagedNetwork(t *testing.T) {
 		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{ID: "net-1", Name: name, Tags: []string{"team-a"}}}, nil).Times(2)
 		e.ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "sub-1", Name: name, CIDR: "10.6.0.0/24", Tags: []string{"team-a"}}}, nil).Times(2)
 		for range 2 {
-			_, err := s.ReconcileNetwork(ctx, name, &spec)
+			_, err := s.ReconcileNetwork(ctx, name, &spec, nil)
 			g.Expect(err).NotTo(HaveOccurred())
 		}
 		g.Expect(recorder.Events).To(HaveLen(1))
@@ -223,7 +223,7 @@ func TestReconcileManagedNetwork(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
 		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "a"}, {ID: "b"}}, nil)
-		_, err := s.ReconcileNetwork(ctx, name, &spec)
+		_, err := s.ReconcileNetwork(ctx, name, &spec, nil)
 		g.Expect(err).To(MatchError(ContainSubstring("found 2 networks named " + name)))
 	})
 
@@ -232,7 +232,7 @@ func TestReconcileManagedNetwork(t *testing.T) {
 		s, m, _ := newService(t)
 		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return(nil, nil)
 		m.EXPECT().CreateNetwork(ctx, gomock.Any()).Return(nil, errBoom)
-		_, err := s.ReconcileNetwork(ctx, name, &spec)
+		_, err := s.ReconcileNetwork(ctx, name, &spec, nil)
 		g.Expect(err).To(MatchError(ContainSubstring("creating network " + name + ": boom")))
 	})
 
@@ -242,8 +242,42 @@ func TestReconcileManagedNetwork(t *testing.T) {
 		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "net-1", Tags: []string{"team-a"}}}, nil)
 		m.EXPECT().ListSubnets(ctx, gomock.Any()).Return(nil, nil)
 		m.EXPECT().CreateSubnet(ctx, gomock.Any()).Return(nil, errBoom)
-		_, err := s.ReconcileNetwork(ctx, name, &spec)
+		_, err := s.ReconcileNetwork(ctx, name, &spec, nil)
 		g.Expect(err).To(MatchError(ContainSubstring("creating subnet " + name + " (10.6.0.0/24): boom")))
+	})
+}
+
+func TestKnownManagedNetwork(t *testing.T) {
+	spec := infrav1.OpenStackClusterSpec{ManagedSubnets: []infrav1.SubnetSpec{{CIDR: "10.6.0.0/24"}}}
+	known := &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "net-1"}, Subnets: []infrav1.Subnet{{ID: "sub-1", CIDR: "10.6.0.0/24"}}}
+
+	t.Run("errors reading it are returned", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		m.EXPECT().GetNetwork(ctx, "net-1").Return(nil, errBoom)
+		_, err := s.ReconcileNetwork(ctx, "n", &spec, known)
+		g.Expect(err).To(MatchError("getting network net-1: boom"))
+	})
+
+	t.Run("a subnet gone from the network is reconciled again", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1", Subnets: nil}, nil)
+		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "net-1"}}, nil)
+		m.EXPECT().ListSubnets(ctx, gomock.Any()).Return(nil, nil)
+		m.EXPECT().CreateSubnet(ctx, gomock.Any()).Return(&subnets.Subnet{ID: "sub-2", CIDR: "10.6.0.0/24"}, nil)
+		got, err := s.ReconcileNetwork(ctx, "n", &spec, known)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got.Subnets[0].ID).To(Equal("sub-2"))
+	})
+
+	t.Run("the user's network is not looked up again", func(t *testing.T) {
+		g := NewWithT(t)
+		s, _, _ := newService(t)
+		user := infrav1.OpenStackClusterSpec{Network: &infrav1.NetworkParam{ID: ptr.To("net-1")}}
+		got, err := s.ReconcileNetwork(ctx, "n", &user, known)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got).To(Equal(known))
 	})
 }
 
@@ -255,7 +289,7 @@ func TestResolveUserNetwork(t *testing.T) {
 		s, m, _ := newService(t)
 		m.EXPECT().ListNetworks(ctx, networks.ListOpts{Name: "k8s"}).Return([]networks.Network{{ID: "net-1", Name: "k8s"}}, nil)
 		m.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "a", CIDR: "10.0.0.0/24"}, {ID: "b", CIDR: "fd00::/64"}}, nil)
-		got, err := s.ReconcileNetwork(ctx, "unused", &byFilter)
+		got, err := s.ReconcileNetwork(ctx, "unused", &byFilter, nil)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(got.Subnets).To(HaveLen(2))
 	})
@@ -264,7 +298,7 @@ func TestResolveUserNetwork(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
 		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "a"}, {ID: "b"}}, nil)
-		_, err := s.ReconcileNetwork(ctx, "unused", &byFilter)
+		_, err := s.ReconcileNetwork(ctx, "unused", &byFilter, nil)
 		g.Expect(err).To(MatchError("spec.network.filter {name=k8s} matches 2 networks, want exactly one"))
 		_, isSpec := IsSpecError(err)
 		g.Expect(isSpec).To(BeTrue())
@@ -273,7 +307,7 @@ func TestResolveUserNetwork(t *testing.T) {
 	t.Run("no network at all", func(t *testing.T) {
 		g := NewWithT(t)
 		s, _, _ := newService(t)
-		_, err := s.ReconcileNetwork(ctx, "unused", &infrav1.OpenStackClusterSpec{})
+		_, err := s.ReconcileNetwork(ctx, "unused", &infrav1.OpenStackClusterSpec{}, nil)
 		g.Expect(err).To(MatchError(ContainSubstring("set spec.managedSubnets to create one, or spec.network")))
 	})
 
@@ -283,7 +317,7 @@ func TestResolveUserNetwork(t *testing.T) {
 		spec := infrav1.OpenStackClusterSpec{Network: &infrav1.NetworkParam{ID: ptr.To("net-1")}, Subnets: []infrav1.SubnetParam{{ID: ptr.To("sub-9")}}}
 		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1", Name: "k8s"}, nil)
 		m.EXPECT().GetSubnet(ctx, "sub-9").Return(&subnets.Subnet{ID: "sub-9", Name: "other", NetworkID: "net-2"}, nil)
-		_, err := s.ReconcileNetwork(ctx, "unused", &spec)
+		_, err := s.ReconcileNetwork(ctx, "unused", &spec, nil)
 		g.Expect(err).To(MatchError("spec.subnets[0].id: subnet other (sub-9) is on network net-2, not on network net-1"))
 	})
 
@@ -294,7 +328,7 @@ func TestResolveUserNetwork(t *testing.T) {
 			Subnets: []infrav1.SubnetParam{{Filter: &infrav1.SubnetFilter{CIDR: "10.0.0.0/24"}}}}
 		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1"}, nil)
 		m.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1", CIDR: "10.0.0.0/24"}).Return(nil, nil)
-		_, err := s.ReconcileNetwork(ctx, "unused", &spec)
+		_, err := s.ReconcileNetwork(ctx, "unused", &spec, nil)
 		g.Expect(err).To(MatchError("spec.subnets[0].filter {cidr=10.0.0.0/24} matches 0 subnets on network net-1, want exactly one"))
 	})
 
@@ -302,7 +336,7 @@ func TestResolveUserNetwork(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
 		m.EXPECT().GetNetwork(ctx, "net-9").Return(nil, err404)
-		_, err := s.ReconcileNetwork(ctx, "unused", &infrav1.OpenStackClusterSpec{Network: &infrav1.NetworkParam{ID: ptr.To("net-9")}})
+		_, err := s.ReconcileNetwork(ctx, "unused", &infrav1.OpenStackClusterSpec{Network: &infrav1.NetworkParam{ID: ptr.To("net-9")}}, nil)
 		g.Expect(err).To(MatchError("spec.network.id: network net-9 does not exist"))
 	})
 }

@@ -65,17 +65,19 @@ func defaultEgress() []desiredRule {
 
 // ReconcileSecurityGroups creates (or adopts by name) the control plane and worker security
 // groups when spec.managedSecurityGroups is set, and makes their rules exactly what the spec
-// asks for. It returns nil statuses when security groups are not managed.
-func (s *Service) ReconcileSecurityGroups(ctx context.Context, namespace, cluster string, spec *infrav1.OpenStackClusterSpec) (controlPlane, worker *infrav1.SecurityGroupStatus, err error) {
+// asks for. It returns nil statuses when security groups are not managed. knownCP and knownWorker
+// are what the status recorded (nil when lost): a known group is read by ID, which returns its
+// rules in the same call.
+func (s *Service) ReconcileSecurityGroups(ctx context.Context, namespace, cluster string, spec *infrav1.OpenStackClusterSpec, knownCP, knownWorker *infrav1.SecurityGroupStatus) (controlPlane, worker *infrav1.SecurityGroupStatus, err error) {
 	if spec.ManagedSecurityGroups == nil {
 		return nil, nil, nil
 	}
 	cpName, workerName := SecurityGroupNames(namespace, cluster)
-	cp, err := s.findOrCreateGroup(ctx, cpName, spec.Tags)
+	cp, err := s.findOrCreateGroup(ctx, cpName, spec.Tags, knownCP)
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := s.findOrCreateGroup(ctx, workerName, spec.Tags)
+	w, err := s.findOrCreateGroup(ctx, workerName, spec.Tags, knownWorker)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -176,7 +178,35 @@ func convertRule(r infrav1.SecurityGroupRuleSpec, groupIDs map[infrav1.ManagedSe
 	return out, nil
 }
 
-func (s *Service) findOrCreateGroup(ctx context.Context, name string, tags []string) (*groups.SecGroup, error) {
+// findOrCreateGroup returns the group with its rules (withRules) when it was read by ID; groups
+// found by listing or just created carry no rules and have them listed by reconcileRules.
+func (s *Service) findOrCreateGroup(ctx context.Context, name string, tags []string, known *infrav1.SecurityGroupStatus) (*groupWithRules, error) {
+	if known != nil && known.ID != "" {
+		g, err := s.client.GetSecGroup(ctx, known.ID)
+		switch {
+		case err == nil && g.Name == name:
+			if g.Tags, err = s.ensureTags(ctx, "security-groups", g.ID, g.Tags, tags); err != nil {
+				return nil, err
+			}
+			return &groupWithRules{SecGroup: g, rulesKnown: true}, nil
+		case err != nil && !isNotFound(err):
+			return nil, fmt.Errorf("getting security group %s: %w", known.ID, err)
+		}
+	}
+	g, err := s.findOrCreateGroupByName(ctx, name, tags)
+	if err != nil {
+		return nil, err
+	}
+	return &groupWithRules{SecGroup: g}, nil
+}
+
+// groupWithRules is a security group, and whether its Rules field is the group's full rule set.
+type groupWithRules struct {
+	*groups.SecGroup
+	rulesKnown bool
+}
+
+func (s *Service) findOrCreateGroupByName(ctx context.Context, name string, tags []string) (*groups.SecGroup, error) {
 	found, err := s.client.ListSecGroups(ctx, groups.ListOpts{Name: name})
 	if err != nil {
 		return nil, fmt.Errorf("listing security groups named %s: %w", name, err)
@@ -210,10 +240,13 @@ func keyOf(r *rules.SecGroupRule) ruleKey {
 }
 
 // reconcileRules deletes the rules of a group that are not wanted and creates the missing ones.
-func (s *Service) reconcileRules(ctx context.Context, group *groups.SecGroup, want []desiredRule) error {
-	have, err := s.client.ListSecGroupRules(ctx, rules.ListOpts{SecGroupID: group.ID})
-	if err != nil {
-		return fmt.Errorf("listing the rules of security group %s: %w", group.Name, err)
+func (s *Service) reconcileRules(ctx context.Context, group *groupWithRules, want []desiredRule) error {
+	have := group.Rules
+	if !group.rulesKnown {
+		var err error
+		if have, err = s.client.ListSecGroupRules(ctx, rules.ListOpts{SecGroupID: group.ID}); err != nil {
+			return fmt.Errorf("listing the rules of security group %s: %w", group.Name, err)
+		}
 	}
 	wanted := func(k ruleKey) bool { return slices.ContainsFunc(want, func(d desiredRule) bool { return d.key == k }) }
 	for i := range have {

@@ -74,7 +74,7 @@ func TestReconcileSecurityGroupsConverges(t *testing.T) {
 	s := NewService(cloud.Network(), nil, nil)
 	spec := &infrav1.OpenStackClusterSpec{APIServerPort: 6443, ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{}}
 
-	cp, worker, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec)
+	cp, worker, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cp.Name).To(Equal("k8s-cluster-ns-c-secgroup-controlplane"))
 	g.Expect(worker.Name).To(Equal("k8s-cluster-ns-c-secgroup-worker"))
@@ -82,7 +82,7 @@ func TestReconcileSecurityGroupsConverges(t *testing.T) {
 
 	// A second pass changes nothing; a rule added by hand is removed; a changed spec is applied.
 	cloud.ResetCalls()
-	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec)
+	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cloud.Calls()).NotTo(HaveKey("CreateSecGroupRule"))
 	g.Expect(cloud.Calls()).NotTo(HaveKey("DeleteSecGroupRule"))
@@ -90,7 +90,7 @@ func TestReconcileSecurityGroupsConverges(t *testing.T) {
 	_, err = cloud.Network().CreateSecGroupRule(ctx, rules.CreateOpts{SecGroupID: cp.ID, Direction: "ingress", EtherType: "IPv4", Protocol: "tcp", PortRangeMin: 1, PortRangeMax: 1})
 	g.Expect(err).NotTo(HaveOccurred())
 	spec.ManagedSecurityGroups.AllowAllInClusterTraffic = true
-	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec)
+	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	after, _ := cloud.Network().ListSecGroupRules(ctx, rules.ListOpts{SecGroupID: cp.ID})
 	g.Expect(after).To(HaveLen(len(cpRules)+2), "the stray rule is gone and the two allow-all rules are there")
@@ -157,4 +157,21 @@ func TestAPIServerFloatingIP(t *testing.T) {
 		_, err := s.ReconcileAPIServerFloatingIP(ctx, desc, "ext", nil)
 		g.Expect(err).To(MatchError("allocating the API server floating IP on network ext: boom"))
 	})
+}
+
+func TestKnownSecurityGroupFallsBackWhenGone(t *testing.T) {
+	g := NewWithT(t)
+	s, m, _ := newService(t)
+	spec := &infrav1.OpenStackClusterSpec{APIServerPort: 6443, ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{}}
+	known := &infrav1.SecurityGroupStatus{ID: "gone", Name: "k8s-cluster-ns-c-secgroup-controlplane"}
+	m.EXPECT().GetSecGroup(ctx, "gone").Return(nil, err404)
+	m.EXPECT().ListSecGroups(ctx, gomock.Any()).Return(nil, errBoom)
+	_, _, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, known, nil)
+	g.Expect(err).To(MatchError(ContainSubstring("listing security groups named k8s-cluster-ns-c-secgroup-controlplane: boom")),
+		"a known group that is gone is looked for by name")
+
+	s, m, _ = newService(t)
+	m.EXPECT().GetSecGroup(ctx, "gone").Return(nil, errBoom)
+	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, known, nil)
+	g.Expect(err).To(MatchError("getting security group gone: boom"))
 }
