@@ -101,13 +101,6 @@ type SecretFactory struct {
 
 var _ Factory = &SecretFactory{}
 
-// cachedProvider is an authenticated provider client and the service clients built on it.
-// Building a service client may query the endpoint's version document, so they are built once per
-// credential, not per reconcile; gophercloud's clients are safe for concurrent use.
-type cachedProvider struct {
-	provider *gophercloud.ProviderClient
-	clients  *Clients
-}
 
 // credential is what one identityRef resolves to.
 type credential struct {
@@ -128,11 +121,7 @@ func (f *SecretFactory) NewClients(ctx context.Context, namespace string, ref *i
 	if err != nil {
 		return nil, err
 	}
-	cached, err := f.provider(ctx, cred)
-	if err != nil {
-		return nil, err
-	}
-	return cached.clients, nil
+	return f.cachedClients(ctx, cred)
 }
 
 func (f *SecretFactory) readCredential(ctx context.Context, namespace string, ref *infrav1.OpenStackIdentityReference) (*credential, error) {
@@ -189,16 +178,18 @@ func yamlErrorLine(err error) string {
 	return ""
 }
 
-// provider returns the cached authenticated provider client for the credential, authenticating
-// on a cache miss. A changed Secret has a new cache key, so an edit takes effect at once.
-func (f *SecretFactory) provider(ctx context.Context, cred *credential) (*cachedProvider, error) {
+// cachedClients returns the clients of the credential, authenticating on a cache miss. A changed
+// Secret has a new cache key, so an edit takes effect at once. Building a service client may read
+// the endpoint's version document, so clients are built once per credential, not per reconcile;
+// gophercloud's clients are safe for concurrent use and re-authenticate by themselves.
+func (f *SecretFactory) cachedClients(ctx context.Context, cred *credential) (*Clients, error) {
 	f.mu.Lock()
 	if f.cache == nil {
 		f.cache = lru.New(defaultCacheSize)
 	}
 	if v, ok := f.cache.Get(cred.cacheKey); ok {
 		f.mu.Unlock()
-		return v.(*cachedProvider), nil
+		return v.(*Clients), nil
 	}
 	f.mu.Unlock()
 
@@ -222,7 +213,7 @@ func (s staticClouds) LoadPublicCloudsYAML() (map[string]clientconfig.Cloud, err
 	return map[string]clientconfig.Cloud{}, nil
 }
 
-func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*cachedProvider, error) {
+func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Clients, error) {
 	where := fmt.Sprintf("identity Secret %s, cloud %q", cred.secretRef, cred.cloudName)
 
 	// clientconfig understands every auth_type of clouds.yaml (password, v3applicationcredential,
@@ -263,7 +254,7 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*ca
 		return nil, err
 	}
 	serviceClients.ProjectID = projectID(provider)
-	return &cachedProvider{provider: provider, clients: serviceClients}, nil
+	return serviceClients, nil
 }
 
 // projectID is the project of a Keystone v3 token, or "" (v2, or a token without a project).
