@@ -101,7 +101,6 @@ type SecretFactory struct {
 
 var _ Factory = &SecretFactory{}
 
-
 // credential is what one identityRef resolves to.
 type credential struct {
 	secretRef string // namespace/name, for messages
