@@ -348,6 +348,14 @@ func (s *store[T]) get(id string) (*T, bool) {
 	return v, ok
 }
 
+// copyOf returns a copy of the object, or the 404 Neutron or Octavia answers for kind.
+func (s *store[T]) copyOf(kind, id string) (*T, error) {
+	if v, ok := s.byID[id]; ok {
+		return clone(v), nil
+	}
+	return nil, notFound(kind, id)
+}
+
 func (s *store[T]) remove(id string) {
 	delete(s.byID, id)
 	s.order = slices.DeleteFunc(s.order, func(x string) bool { return x == id })

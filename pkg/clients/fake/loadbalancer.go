@@ -448,10 +448,7 @@ func (a *loadBalancerAPI) ListListeners(_ context.Context, opts listeners.ListOp
 
 func (a *loadBalancerAPI) GetListener(_ context.Context, id string) (*listeners.Listener, error) {
 	return locked(a.c, "GetListener", func(c *Cloud) (*listeners.Listener, error) {
-		if l, ok := c.lb.listeners.get(id); ok {
-			return clone(l), nil
-		}
-		return nil, notFound("Listener", id)
+		return c.lb.listeners.copyOf("Listener", id)
 	})
 }
 
@@ -554,10 +551,7 @@ func (a *loadBalancerAPI) ListPools(_ context.Context, opts pools.ListOptsBuilde
 
 func (a *loadBalancerAPI) GetPool(_ context.Context, id string) (*pools.Pool, error) {
 	return locked(a.c, "GetPool", func(c *Cloud) (*pools.Pool, error) {
-		if p, ok := c.lb.pools.get(id); ok {
-			return clone(p), nil
-		}
-		return nil, notFound("Pool", id)
+		return c.lb.pools.copyOf("Pool", id)
 	})
 }
 

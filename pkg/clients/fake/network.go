@@ -244,10 +244,7 @@ func (a *networkAPI) ListNetworks(_ context.Context, opts networks.ListOptsBuild
 
 func (a *networkAPI) GetNetwork(_ context.Context, id string) (*networks.Network, error) {
 	return locked(a.c, "GetNetwork", func(c *Cloud) (*networks.Network, error) {
-		if n, ok := c.net.networks.get(id); ok {
-			return clone(n), nil
-		}
-		return nil, notFound("Network", id)
+		return c.net.networks.copyOf("Network", id)
 	})
 }
 
@@ -292,10 +289,7 @@ func (a *networkAPI) ListSubnets(_ context.Context, opts subnets.ListOptsBuilder
 
 func (a *networkAPI) GetSubnet(_ context.Context, id string) (*subnets.Subnet, error) {
 	return locked(a.c, "GetSubnet", func(c *Cloud) (*subnets.Subnet, error) {
-		if s, ok := c.net.subnets.get(id); ok {
-			return clone(s), nil
-		}
-		return nil, notFound("Subnet", id)
+		return c.net.subnets.copyOf("Subnet", id)
 	})
 }
 
@@ -341,10 +335,7 @@ func (a *networkAPI) ListPorts(_ context.Context, opts ports.ListOptsBuilder) ([
 
 func (a *networkAPI) GetPort(_ context.Context, id string) (*ports.Port, error) {
 	return locked(a.c, "GetPort", func(c *Cloud) (*ports.Port, error) {
-		if p, ok := c.net.ports.get(id); ok {
-			return clone(p), nil
-		}
-		return nil, notFound("Port", id)
+		return c.net.ports.copyOf("Port", id)
 	})
 }
 
@@ -399,10 +390,7 @@ func (a *networkAPI) ListRouters(_ context.Context, opts routers.ListOptsBuilder
 
 func (a *networkAPI) GetRouter(_ context.Context, id string) (*routers.Router, error) {
 	return locked(a.c, "GetRouter", func(c *Cloud) (*routers.Router, error) {
-		if r, ok := c.net.routers.get(id); ok {
-			return clone(r), nil
-		}
-		return nil, notFound("Router", id)
+		return c.net.routers.copyOf("Router", id)
 	})
 }
 
@@ -634,10 +622,7 @@ func (a *networkAPI) ListFloatingIPs(_ context.Context, opts floatingips.ListOpt
 
 func (a *networkAPI) GetFloatingIP(_ context.Context, id string) (*floatingips.FloatingIP, error) {
 	return locked(a.c, "GetFloatingIP", func(c *Cloud) (*floatingips.FloatingIP, error) {
-		if f, ok := c.net.fips.get(id); ok {
-			return clone(f), nil
-		}
-		return nil, notFound("Floating IP", id)
+		return c.net.fips.copyOf("Floating IP", id)
 	})
 }
 
