@@ -205,6 +205,7 @@ func subnetStatus(sn *subnets.Subnet) infrav1.Subnet {
 }
 
 func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec, known *infrav1.NetworkStatusWithSubnets) (*infrav1.NetworkStatusWithSubnets, error) {
+	var network *networks.Network
 	if known != nil && known.ID != "" {
 		n, err := s.client.GetNetwork(ctx, known.ID)
 		switch {
@@ -212,34 +213,16 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 			if status, ok := s.knownSubnetsStillThere(n, known, spec); ok {
 				return status, nil
 			}
+			network = n // still there, but its subnets or tags need work
 		case !isNotFound(err):
 			return nil, fmt.Errorf("getting network %s: %w", known.ID, err)
 		}
 	}
-	found, err := s.client.ListNetworks(ctx, networks.ListOpts{Name: name})
-	if err != nil {
-		return nil, fmt.Errorf("listing networks named %s: %w", name, err)
-	}
-	var network *networks.Network
-	switch len(found) {
-	case 0:
-		var opts networks.CreateOptsBuilder = networks.CreateOpts{Name: name, AdminStateUp: ptr.To(true), Description: "Created by the Cluster API OpenStack provider"}
-		if spec.NetworkMTU != nil {
-			opts = mtu.CreateOptsExt{CreateOptsBuilder: opts, MTU: *spec.NetworkMTU}
+	if network == nil {
+		var err error
+		if network, err = s.findOrCreateNetwork(ctx, name, spec); err != nil {
+			return nil, err
 		}
-		if ptr.Deref(spec.DisablePortSecurity, false) {
-			opts = portsecurity.NetworkCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: ptr.To(false)}
-		}
-		network, err = s.client.CreateNetwork(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("creating network %s: %w", name, err)
-		}
-		s.event("CreatedNetwork", "Created network %s (%s)", name, network.ID)
-	case 1:
-		network = &found[0]
-		s.adopted("Network", name, network.ID)
-	default:
-		return nil, fmt.Errorf("found %d networks named %s; delete the extra ones", len(found), name)
 	}
 	tags, err := s.ensureTags(ctx, "networks", network.ID, network.Tags, spec.Tags)
 	if err != nil {
@@ -265,6 +248,35 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 		status.Subnets = append(status.Subnets, st)
 	}
 	return status, nil
+}
+
+// findOrCreateNetwork adopts the network named name, or creates it.
+func (s *Service) findOrCreateNetwork(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec) (*networks.Network, error) {
+	found, err := s.client.ListNetworks(ctx, networks.ListOpts{Name: name})
+	if err != nil {
+		return nil, fmt.Errorf("listing networks named %s: %w", name, err)
+	}
+	switch len(found) {
+	case 0:
+		var opts networks.CreateOptsBuilder = networks.CreateOpts{Name: name, AdminStateUp: ptr.To(true), Description: "Created by the Cluster API OpenStack provider"}
+		if spec.NetworkMTU != nil {
+			opts = mtu.CreateOptsExt{CreateOptsBuilder: opts, MTU: *spec.NetworkMTU}
+		}
+		if ptr.Deref(spec.DisablePortSecurity, false) {
+			opts = portsecurity.NetworkCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: ptr.To(false)}
+		}
+		network, err := s.client.CreateNetwork(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("creating network %s: %w", name, err)
+		}
+		s.event("CreatedNetwork", "Created network %s (%s)", name, network.ID)
+		return network, nil
+	case 1:
+		s.adopted("Network", name, found[0].ID)
+		return &found[0], nil
+	default:
+		return nil, fmt.Errorf("found %d networks named %s; delete the extra ones", len(found), name)
+	}
 }
 
 // knownSubnetsStillThere reuses the recorded subnets when the network still has every one of them,
