@@ -181,23 +181,28 @@ func convertRule(r infrav1.SecurityGroupRuleSpec, groupIDs map[infrav1.ManagedSe
 // findOrCreateGroup returns the group with its rules (withRules) when it was read by ID; groups
 // found by listing or just created carry no rules and have them listed by reconcileRules.
 func (s *Service) findOrCreateGroup(ctx context.Context, name string, tags []string, known *infrav1.SecurityGroupStatus) (*groupWithRules, error) {
+	group := &groupWithRules{}
 	if known != nil && known.ID != "" {
 		g, err := s.client.GetSecGroup(ctx, known.ID)
 		switch {
 		case err == nil && g.Name == name:
-			if g.Tags, err = s.ensureTags(ctx, "security-groups", g.ID, g.Tags, tags); err != nil {
-				return nil, err
-			}
-			return &groupWithRules{SecGroup: g, rulesKnown: true}, nil
+			group = &groupWithRules{SecGroup: g, rulesKnown: true}
 		case err != nil && !isNotFound(err):
 			return nil, fmt.Errorf("getting security group %s: %w", known.ID, err)
 		}
 	}
-	g, err := s.findOrCreateGroupByName(ctx, name, tags)
-	if err != nil {
+	if group.SecGroup == nil {
+		g, err := s.findOrCreateGroupByName(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		group.SecGroup = g
+	}
+	var err error
+	if group.Tags, err = s.ensureTags(ctx, "security-groups", group.ID, group.Tags, tags); err != nil {
 		return nil, err
 	}
-	return &groupWithRules{SecGroup: g}, nil
+	return group, nil
 }
 
 // groupWithRules is a security group, and whether its Rules field is the group's full rule set.
@@ -206,7 +211,7 @@ type groupWithRules struct {
 	rulesKnown bool
 }
 
-func (s *Service) findOrCreateGroupByName(ctx context.Context, name string, tags []string) (*groups.SecGroup, error) {
+func (s *Service) findOrCreateGroupByName(ctx context.Context, name string) (*groups.SecGroup, error) {
 	found, err := s.client.ListSecGroups(ctx, groups.ListOpts{Name: name})
 	if err != nil {
 		return nil, fmt.Errorf("listing security groups named %s: %w", name, err)
@@ -218,17 +223,10 @@ func (s *Service) findOrCreateGroupByName(ctx context.Context, name string, tags
 			return nil, fmt.Errorf("creating security group %s: %w", name, err)
 		}
 		s.event("CreatedSecurityGroup", "Created security group %s (%s)", name, g.ID)
-		if g.Tags, err = s.ensureTags(ctx, "security-groups", g.ID, g.Tags, tags); err != nil {
-			return nil, err
-		}
 		return g, nil
 	case 1:
-		g := &found[0]
-		s.adopted("SecurityGroup", name, g.ID)
-		if g.Tags, err = s.ensureTags(ctx, "security-groups", g.ID, g.Tags, tags); err != nil {
-			return nil, err
-		}
-		return g, nil
+		s.adopted("SecurityGroup", name, found[0].ID)
+		return &found[0], nil
 	default:
 		return nil, fmt.Errorf("found %d security groups named %s; delete the extra ones", len(found), name)
 	}
