@@ -155,6 +155,8 @@ func (s *Service) gatewayInfo(ctx context.Context, spec *infrav1.OpenStackCluste
 // by name and device, so that a lost status does not leave them behind.
 func (s *Service) DeleteManagedRouter(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec) error {
 	var candidates []routers.Router
+	// On the user's router only the cluster's own subnets are detached, so they are needed then.
+	var clusterSubnets []string
 	if spec.Router != nil {
 		r, err := s.findOrCreateRouter(ctx, name, spec, "")
 		if _, isSpec := IsSpecError(err); isSpec || isNotFound(err) {
@@ -164,16 +166,15 @@ func (s *Service) DeleteManagedRouter(ctx context.Context, name string, spec *in
 			return err
 		}
 		candidates = []routers.Router{*r}
+		if clusterSubnets, err = s.managedSubnetIDs(ctx, name); err != nil {
+			return err
+		}
 	} else {
 		found, err := s.client.ListRouters(ctx, routers.ListOpts{Name: name})
 		if err != nil {
 			return fmt.Errorf("listing routers named %s: %w", name, err)
 		}
 		candidates = found
-	}
-	clusterSubnets, err := s.managedSubnetIDs(ctx, name)
-	if err != nil {
-		return err
 	}
 	for _, r := range candidates {
 		interfaces, err := s.client.ListPorts(ctx, ports.ListOpts{DeviceID: r.ID, DeviceOwner: routerInterfaceOwner})
