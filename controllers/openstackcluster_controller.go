@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
@@ -53,6 +55,9 @@ const (
 	specErrorRequeue = time.Minute
 	// waitRequeue is how soon the controller looks again while it waits for OpenStack.
 	waitRequeue = 5 * time.Second
+	// deleteRequeue is how soon a deletion looks again at load balancers Octavia is deleting
+	// (a cascade delete takes 2-3 s).
+	deleteRequeue = time.Second
 )
 
 // clusterConditions are the conditions this controller owns, besides Ready and Paused.
@@ -60,6 +65,7 @@ var clusterConditions = []string{
 	infrav1.NetworkReadyCondition,
 	infrav1.SecurityGroupsReadyCondition,
 	infrav1.FailureDomainsReadyCondition,
+	infrav1.APIServerLoadBalancersReadyCondition,
 	infrav1.APIEndpointReadyCondition,
 }
 
@@ -70,6 +76,20 @@ type OpenStackClusterReconciler struct {
 	Recorder         events.EventRecorder
 	ScopeFactory     scope.Factory
 	WatchFilterValue string
+
+	// LoadBalancerMemory keeps what was learnt about each cloud's Octavia and the ERROR
+	// observations of load balancers across reconciles; one is made when nil.
+	LoadBalancerMemory *loadbalancer.Memory
+	memoryOnce         sync.Once
+}
+
+func (r *OpenStackClusterReconciler) lbMemory() *loadbalancer.Memory {
+	r.memoryOnce.Do(func() {
+		if r.LoadBalancerMemory == nil {
+			r.LoadBalancerMemory = loadbalancer.NewMemory()
+		}
+	})
+	return r.LoadBalancerMemory
 }
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,verbs=get;list;watch;update;patch
@@ -164,28 +184,45 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, cluste
 	net := networking.NewService(clients.Network, r.Recorder, osc)
 	net.Known(knownIDs(&osc.Status)...)
 
-	var result ctrl.Result
+	var (
+		result  ctrl.Result
+		errs    []error
+		lbReady int
+	)
+	// The load balancers come right after the network, so that Octavia works on them while the
+	// security groups and failure domains are reconciled.
 	for _, phase := range []func() phaseResult{
 		func() phaseResult { return r.reconcileNetwork(ctx, net, cluster, osc) },
+		func() phaseResult { return r.reconcileLoadBalancers(ctx, clients, net, cluster, osc, &lbReady) },
 		func() phaseResult { return r.reconcileSecurityGroups(ctx, net, cluster, osc) },
 		func() phaseResult { return r.reconcileFailureDomains(ctx, clients, osc) },
-		func() phaseResult { return r.reconcileEndpoint(ctx, net, cluster, osc) },
+		func() phaseResult { return r.reconcileEndpoint(ctx, net, cluster, osc, lbReady) },
 	} {
 		pr := phase()
 		result = lowestRequeue(result, pr.result)
-		if pr.err != nil || pr.stop {
-			return result, pr.err
+		if pr.err != nil {
+			errs = append(errs, pr.err)
+		}
+		if pr.stop {
+			return result, kerrors.NewAggregate(errs)
 		}
 	}
 
-	provisioned := true
+	// With one load balancer per availability zone the cluster is reachable as soon as one of
+	// them is: machines may start while another zone still converges or is broken.
+	provisioned := lbReady > 0 || !loadBalancerEnabled(&osc.Spec)
 	for _, t := range clusterConditions {
-		provisioned = provisioned && conditions.IsTrue(osc, t)
+		if t != infrav1.APIServerLoadBalancersReadyCondition {
+			provisioned = provisioned && conditions.IsTrue(osc, t)
+		}
+	}
+	if !multiAZ(&osc.Spec) {
+		provisioned = provisioned && conditions.IsTrue(osc, infrav1.APIServerLoadBalancersReadyCondition)
 	}
 	if provisioned {
 		osc.Status.Initialization = &infrav1.OpenStackClusterInitializationStatus{Provisioned: ptr.To(true)}
 	}
-	return result, nil
+	return result, kerrors.NewAggregate(errs)
 }
 
 // knownIDs are the IDs of the resources the status records.
@@ -277,22 +314,26 @@ func (r *OpenStackClusterReconciler) reconcileFailureDomains(ctx context.Context
 // reconcileEndpoint fills spec.controlPlaneEndpoint when the API server has no load balancer: the
 // floating IP (the user's or one allocated here), or the fixed IP when floating IPs are off. A
 // host the user set is never replaced.
-func (r *OpenStackClusterReconciler) reconcileEndpoint(ctx context.Context, net *networking.Service, cluster *clusterv1.Cluster, osc *infrav1.OpenStackCluster) phaseResult {
+func (r *OpenStackClusterReconciler) reconcileEndpoint(ctx context.Context, net *networking.Service, cluster *clusterv1.Cluster, osc *infrav1.OpenStackCluster, lbReady int) phaseResult {
 	spec := &osc.Spec
-	port := int32(spec.APIServerPort)
-	if port == 0 {
-		port = infrav1.DefaultAPIServerPort
-	}
-	if lb := spec.APIServerLoadBalancer; lb != nil && ptr.Deref(lb.Enabled, true) {
-		setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
-			"the endpoint is the API server load balancer's, and this version of the provider does not create load balancers yet")
-		return phaseResult{}
-	}
+	port := int32(apiServerPort(spec))
 	if spec.ControlPlaneEndpoint != nil && spec.ControlPlaneEndpoint.Host != "" {
 		if spec.ControlPlaneEndpoint.Port == 0 {
 			spec.ControlPlaneEndpoint.Port = port
 		}
 		setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+		return phaseResult{}
+	}
+	if loadBalancerEnabled(spec) {
+		// The single load balancer's address: its floating IP, or its VIP without one. (With
+		// availabilityZoneSubnets the host is required and never derived.)
+		if lb := osc.Status.APIServerLoadBalancer; lbReady > 0 && lb != nil && lb.IP != "" {
+			spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: lb.IP, Port: port}
+			setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+			return phaseResult{}
+		}
+		setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
+			"the endpoint is the API server load balancer's address, known once it is provisioned")
 		return phaseResult{}
 	}
 
@@ -342,6 +383,19 @@ func (r *OpenStackClusterReconciler) reconcileDelete(ctx context.Context, cluste
 	if err := net.DeleteAPIServerFloatingIP(ctx, networking.APIServerFloatingIPDescription(cluster.Namespace, cluster.Name)); err != nil {
 		return ctrl.Result{}, err
 	}
+	// The load balancers go first: their VIP ports are on the networks deleted below.
+	lbs := loadbalancer.NewService(clients.LoadBalancer, clients.Network, r.Recorder, osc, r.lbMemory(), clients.CloudKey)
+	done, err := lbs.Delete(ctx, clusterRemoval(cluster, osc))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !done {
+		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
+			"waiting for Octavia to delete the API server load balancers")
+		return ctrl.Result{RequeueAfter: deleteRequeue}, nil
+	}
+	osc.Status.APIServerLoadBalancer, osc.Status.APIServerLoadBalancers = nil, nil
+	loadbalancer.ForgetCluster(cluster.Namespace, cluster.Name)
 	waiting := func(err error, condition string) (ctrl.Result, error) {
 		if errors.Is(err, networking.ErrWaitingForPorts) {
 			setCondition(osc, condition, metav1.ConditionFalse, infrav1.WaitingForPortsReason, "waiting for servers and load balancers to leave the network")

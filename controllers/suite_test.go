@@ -24,6 +24,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -31,6 +32,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
@@ -100,10 +102,15 @@ func startManager(ctx context.Context) (chan error, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A load balancer in ERROR is recreated after three observations a second apart rather than
+	// ten seconds apart, so that the test of the recovery is quick.
+	memory := loadbalancer.NewMemory()
+	memory.ErrorInterval = time.Second
 	if err := (&OpenStackClusterReconciler{
-		Client:       mgr.GetClient(),
-		Recorder:     mgr.GetEventRecorder("openstackcluster-controller"),
-		ScopeFactory: clouds,
+		Client:             mgr.GetClient(),
+		Recorder:           mgr.GetEventRecorder("openstackcluster-controller"),
+		ScopeFactory:       clouds,
+		LoadBalancerMemory: memory,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return nil, err
 	}

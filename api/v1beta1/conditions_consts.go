@@ -33,6 +33,10 @@ const (
 	APIEndpointReadyCondition = "APIEndpointReady"
 	// FailureDomainsReadyCondition says whether the availability zones were read from Nova.
 	FailureDomainsReadyCondition = "FailureDomainsReady"
+	// APIServerLoadBalancersReadyCondition says whether every API server load balancer (one, or
+	// one per availability zone) is provisioned with its listeners, pools, monitors and floating
+	// IP. Its message names each availability zone that is not ready, and why.
+	APIServerLoadBalancersReadyCondition = "APIServerLoadBalancersReady"
 )
 
 const (
@@ -63,9 +67,16 @@ const (
 	// EndpointConfigurationErrorReason means the spec does not say where the API server is
 	// reachable (for example floating IPs disabled and no apiServerFixedIP).
 	EndpointConfigurationErrorReason = "EndpointConfigurationError"
-	// WaitingForLoadBalancerReason means the endpoint comes from the API server load balancer,
-	// which is not provisioned yet.
+	// WaitingForLoadBalancerReason means a load balancer is in a PENDING_* state (being created,
+	// updated or deleted by Octavia); the controller looks again shortly.
 	WaitingForLoadBalancerReason = "WaitingForLoadBalancer"
+	// LoadBalancerErrorReason means Octavia put a load balancer in ERROR. After a few observations
+	// the controller deletes and recreates it.
+	LoadBalancerErrorReason = "LoadBalancerError"
+	// LoadBalancerConfigurationErrorReason means the spec asks for a load balancer the cloud cannot
+	// give: a mapped subnet that does not exist or is not on apiServerLoadBalancer.network, an
+	// unknown flavor, two load balancers with the same name.
+	LoadBalancerConfigurationErrorReason = "LoadBalancerConfigurationError"
 )
 
 // GetConditions returns the conditions, for Cluster API's condition utilities.

@@ -120,8 +120,45 @@ func (l *loadBalancerClient) DeleteLoadBalancer(ctx context.Context, id string, 
 
 func (l *loadBalancerClient) GetLoadBalancerStatuses(ctx context.Context, id string) (*loadbalancers.StatusTree, error) {
 	return call(serviceLoadBalancer, "GetLoadBalancerStatuses", func() (*loadbalancers.StatusTree, error) {
-		return loadbalancers.GetStatuses(ctx, l.c, id).Extract()
+		r := loadbalancers.GetStatuses(ctx, l.c, id)
+		tree, err := r.Extract()
+		if err != nil {
+			return nil, err
+		}
+		// Octavia names a pool's monitor "health_monitor" in the status tree, where gophercloud
+		// looks for "healthmonitor": read it separately so that the tree carries the monitors.
+		var raw statusTreeMonitors
+		if err := r.ExtractInto(&raw); err == nil && tree.Loadbalancer != nil {
+			raw.fill(tree.Loadbalancer)
+		}
+		return tree, nil
 	})
+}
+
+type statusTreeMonitors struct {
+	Statuses struct {
+		Loadbalancer struct {
+			Listeners []struct {
+				Pools []struct {
+					HealthMonitor *monitors.Monitor `json:"health_monitor"`
+				} `json:"pools"`
+			} `json:"listeners"`
+		} `json:"loadbalancer"`
+	} `json:"statuses"`
+}
+
+func (raw *statusTreeMonitors) fill(lb *loadbalancers.LoadBalancer) {
+	rawListeners := raw.Statuses.Loadbalancer.Listeners
+	for i := range lb.Listeners {
+		if i >= len(rawListeners) {
+			return
+		}
+		for j := range lb.Listeners[i].Pools {
+			if j < len(rawListeners[i].Pools) && rawListeners[i].Pools[j].HealthMonitor != nil && lb.Listeners[i].Pools[j].Monitor.ID == "" {
+				lb.Listeners[i].Pools[j].Monitor = *rawListeners[i].Pools[j].HealthMonitor
+			}
+		}
+	}
 }
 
 func (l *loadBalancerClient) ListListeners(ctx context.Context, opts listeners.ListOptsBuilder) ([]listeners.Listener, error) {

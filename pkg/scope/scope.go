@@ -77,6 +77,10 @@ type Clients struct {
 
 	// ProjectID is the project the credentials are scoped to, when Keystone says so.
 	ProjectID string
+
+	// CloudKey identifies the cloud and credential these clients talk to, without revealing
+	// either: caches of what a cloud can do (its Octavia capabilities) are keyed by it.
+	CloudKey string
 }
 
 // Factory builds Clients from an identityRef. Controllers take a Factory so that tests can hand
@@ -196,6 +200,7 @@ func (f *SecretFactory) cachedClients(ctx context.Context, cred *credential) (*C
 	if err != nil {
 		return nil, err
 	}
+	cached.CloudKey = cred.cacheKey
 	f.mu.Lock()
 	f.cache.Add(cred.cacheKey, cached)
 	f.mu.Unlock()

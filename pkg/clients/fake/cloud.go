@@ -103,7 +103,8 @@ func (c *Cloud) Image() clients.ImageClient               { return &imageAPI{c} 
 
 // Clients returns the four clients as a scope would.
 func (c *Cloud) Clients() *scope.Clients {
-	return &scope.Clients{Network: c.Network(), LoadBalancer: c.LoadBalancer(), Compute: c.Compute(), Image: c.Image(), ProjectID: "fake-project"}
+	return &scope.Clients{Network: c.Network(), LoadBalancer: c.LoadBalancer(), Compute: c.Compute(), Image: c.Image(), ProjectID: "fake-project",
+		CloudKey: fmt.Sprintf("fake-%p", c)}
 }
 
 // Factory returns a scope.Factory that hands out this cloud whatever the identityRef, as long as
@@ -141,7 +142,12 @@ func (c *Cloud) ResetCalls() {
 
 func (c *Cloud) newID(kind string) string {
 	c.ids++
-	return fmt.Sprintf("%s-%08d-0000-4000-8000-%012d", kind[:min(len(kind), 8)], c.ids, c.ids)
+	// A UUID, as OpenStack's are (the CRDs check the format); the second group tells the kind.
+	var tag uint16
+	for _, r := range kind {
+		tag = tag*31 + uint16(r)
+	}
+	return fmt.Sprintf("%08d-%04x-4000-8000-%012d", c.ids, tag, c.ids)
 }
 
 // locked runs one API operation: under the cloud's lock, counted, and subject to faults.

@@ -354,9 +354,57 @@ func (a *loadBalancerAPI) CreateLoadBalancer(_ context.Context, opts loadbalance
 		}
 		c.markPending(e, statusPendingCreate, settleTo)
 		c.lb.lbs.add(id, e)
+		if err := c.populate(e, body); err != nil {
+			c.removeLoadBalancer(id)
+			return nil, err
+		}
 		v := c.view(e)
 		return &v, nil
 	})
+}
+
+// populate creates the listeners, pools and monitors given with a load balancer (Octavia's
+// fully populated load balancer): listeners[].default_pool.healthmonitor.
+func (c *Cloud) populate(e *lbEntry, body map[string]any) error {
+	items, _ := body["listeners"].([]any)
+	for _, item := range items {
+		lb, _ := item.(map[string]any)
+		l := &listeners.Listener{}
+		decodeInto(map[string]any{"name": lb["name"], "protocol": lb["protocol"], "protocol_port": lb["protocol_port"]}, l)
+		for _, other := range c.lb.listeners.all() {
+			if lbOf(other.Loadbalancers) == e.lb.ID && other.ProtocolPort == l.ProtocolPort {
+				return httpError(http.StatusConflict, "Another Listener on this Load Balancer is already using protocol_port %d", l.ProtocolPort)
+			}
+		}
+		l.AllowedCIDRs = stringsOf(lb["allowed_cidrs"])
+		if err := c.checkAllowedCIDRs(e, l.AllowedCIDRs); err != nil {
+			return err
+		}
+		l.ID, l.ProvisioningStatus, l.OperatingStatus, l.AdminStateUp = c.newID("listener"), statusPendingCreate, "OFFLINE", true
+		l.Loadbalancers, l.Tags = []listeners.LoadBalancerID{{ID: e.lb.ID}}, stringsOf(lb["tags"])
+		c.lb.listeners.add(l.ID, l)
+		pb, ok := lb["default_pool"].(map[string]any)
+		if !ok {
+			continue
+		}
+		p := &pools.Pool{}
+		decodeInto(map[string]any{"name": pb["name"], "protocol": pb["protocol"], "lb_algorithm": pb["lb_algorithm"]}, p)
+		p.ID, p.ProvisioningStatus, p.OperatingStatus, p.AdminStateUp = c.newID("pool"), statusPendingCreate, "OFFLINE", true
+		p.Loadbalancers, p.Listeners, p.Tags = []pools.LoadBalancerID{{ID: e.lb.ID}}, []pools.ListenerID{{ID: l.ID}}, stringsOf(pb["tags"])
+		l.DefaultPoolID = p.ID
+		c.lb.pools.add(p.ID, p)
+		mb, ok := pb["healthmonitor"].(map[string]any)
+		if !ok {
+			continue
+		}
+		m := &monitors.Monitor{}
+		decodeInto(mb, m)
+		m.ID, m.ProvisioningStatus, m.OperatingStatus, m.AdminStateUp = c.newID("monitor"), statusPendingCreate, "OFFLINE", true
+		m.Pools = []monitors.PoolID{{ID: p.ID}}
+		p.MonitorID = m.ID
+		c.lb.monitors.add(m.ID, m)
+	}
+	return nil
 }
 
 func (a *loadBalancerAPI) UpdateLoadBalancer(_ context.Context, id string, opts loadbalancers.UpdateOptsBuilder) (*loadbalancers.LoadBalancer, error) {
@@ -751,9 +799,15 @@ func (a *loadBalancerAPI) UpdateMonitor(_ context.Context, id string, opts monit
 		if err != nil {
 			return nil, err
 		}
-		for _, key := range []string{"name", "delay", "timeout", "max_retries", "max_retries_down"} {
+		// Monitor's own JSON decoding replaces the whole struct: decode aside, copy what is set.
+		var upd monitors.Monitor
+		decodeInto(body, &upd)
+		for key, field := range map[string]func(){
+			"name": func() { m.Name = upd.Name }, "delay": func() { m.Delay = upd.Delay }, "timeout": func() { m.Timeout = upd.Timeout },
+			"max_retries": func() { m.MaxRetries = upd.MaxRetries }, "max_retries_down": func() { m.MaxRetriesDown = upd.MaxRetriesDown },
+		} {
 			if _, set := body[key]; set {
-				decodeInto(map[string]any{key: body[key]}, m)
+				field()
 			}
 		}
 		m.ProvisioningStatus = statusPendingUpdate

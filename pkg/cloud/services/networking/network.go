@@ -122,26 +122,9 @@ func (s *Service) ReconcileNetwork(ctx context.Context, name string, spec *infra
 }
 
 func (s *Service) resolveNetwork(ctx context.Context, spec *infrav1.OpenStackClusterSpec) (*infrav1.NetworkStatusWithSubnets, error) {
-	var network networks.Network
-	if spec.Network.ID != nil {
-		n, err := s.client.GetNetwork(ctx, *spec.Network.ID)
-		if isNotFound(err) {
-			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.network.id: network %s does not exist", *spec.Network.ID)}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("getting network %s: %w", *spec.Network.ID, err)
-		}
-		network = *n
-	} else {
-		found, err := s.client.ListNetworks(ctx, networkListOpts(spec.Network.Filter))
-		if err != nil {
-			return nil, fmt.Errorf("listing networks: %w", err)
-		}
-		if len(found) != 1 {
-			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
-				"spec.network.filter %s matches %d networks, want exactly one", describeNetworkFilter(spec.Network.Filter), len(found))}
-		}
-		network = found[0]
+	network, err := s.ResolveNetworkParam(ctx, spec.Network, "spec.network")
+	if err != nil {
+		return nil, err
 	}
 	status := &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{Name: network.Name, ID: network.ID, Tags: network.Tags}}
 
@@ -154,7 +137,7 @@ func (s *Service) resolveNetwork(ctx context.Context, spec *infrav1.OpenStackClu
 			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("network %s has no subnet", network.Name)}
 		}
 		for _, sn := range all {
-			status.Subnets = append(status.Subnets, subnetStatus(&sn))
+			status.Subnets = append(status.Subnets, SubnetStatus(&sn))
 		}
 		return status, nil
 	}
@@ -163,9 +146,36 @@ func (s *Service) resolveNetwork(ctx context.Context, spec *infrav1.OpenStackClu
 		if err != nil {
 			return nil, err
 		}
-		status.Subnets = append(status.Subnets, subnetStatus(sn))
+		status.Subnets = append(status.Subnets, SubnetStatus(sn))
 	}
 	return status, nil
+}
+
+// ResolveNetworkParam finds the one network a NetworkParam selects. field names the parameter in
+// messages (spec.network, spec.apiServerLoadBalancer.network).
+func (s *Service) ResolveNetworkParam(ctx context.Context, param *infrav1.NetworkParam, field string) (*networks.Network, error) {
+	if param.ID != nil {
+		n, err := s.client.GetNetwork(ctx, *param.ID)
+		if isNotFound(err) {
+			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("%s.id: network %s does not exist", field, *param.ID)}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("getting network %s: %w", *param.ID, err)
+		}
+		return n, nil
+	}
+	if param.Filter == nil {
+		return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: field + ": set id or filter"}
+	}
+	found, err := s.client.ListNetworks(ctx, networkListOpts(param.Filter))
+	if err != nil {
+		return nil, fmt.Errorf("listing networks: %w", err)
+	}
+	if len(found) != 1 {
+		return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
+			"%s.filter %s matches %d networks, want exactly one", field, describeNetworkFilter(param.Filter), len(found))}
+	}
+	return &found[0], nil
 }
 
 // ResolveSubnet finds the one subnet a SubnetParam selects, and checks that it is on networkID
@@ -200,7 +210,8 @@ func (s *Service) ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam,
 	return &found[0], nil
 }
 
-func subnetStatus(sn *subnets.Subnet) infrav1.Subnet {
+// SubnetStatus is how the status records a subnet.
+func SubnetStatus(sn *subnets.Subnet) infrav1.Subnet {
 	return infrav1.Subnet{Name: sn.Name, ID: sn.ID, CIDR: sn.CIDR, Tags: sn.Tags}
 }
 
@@ -243,7 +254,7 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 		if err != nil {
 			return nil, err
 		}
-		st := subnetStatus(sn)
+		st := SubnetStatus(sn)
 		st.Tags = snTags
 		status.Subnets = append(status.Subnets, st)
 	}

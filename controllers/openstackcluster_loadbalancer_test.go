@@ -1,0 +1,291 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
+)
+
+// lbNetwork is the network the operator pre-creates for the VIPs: one subnet per zone, routed to
+// the external network so that floating IPs reach the VIPs.
+type lbNetwork struct {
+	id      string
+	subnets map[string]string
+}
+
+func addLBNetwork(t *testing.T, g *WithT, cloud *fakeopenstack.Cloud, azs ...string) lbNetwork {
+	t.Helper()
+	n := lbNetwork{id: cloud.AddNetwork("lb-net", false), subnets: map[string]string{}}
+	public, err := cloud.Network().ListNetworks(ctx, networks.ListOpts{Name: "public"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(public).To(HaveLen(1))
+	router, err := cloud.Network().CreateRouter(ctx, routers.CreateOpts{Name: "operator-router", GatewayInfo: &routers.GatewayInfo{NetworkID: public[0].ID}})
+	g.Expect(err).NotTo(HaveOccurred())
+	for i, az := range azs {
+		n.subnets[az] = cloud.AddSubnet(n.id, "lb-"+az, fmt.Sprintf("10.20.%d.0/24", i))
+		_, err := cloud.Network().AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: n.subnets[az]})
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	return n
+}
+
+func multiAZSpec(n lbNetwork, azs ...string) infrav1.OpenStackClusterSpec {
+	spec := managedSpec()
+	spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: "api.example.com", Port: 6443}
+	spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{
+		Enabled: ptr.To(true), AdditionalPorts: []int{8132},
+		Network: &infrav1.NetworkParam{ID: ptr.To(n.id)},
+	}
+	for _, az := range azs {
+		spec.APIServerLoadBalancer.AvailabilityZoneSubnets = append(spec.APIServerLoadBalancer.AvailabilityZoneSubnets,
+			infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(n.subnets[az])}})
+	}
+	return spec
+}
+
+func lbsIn(cloud *fakeopenstack.Cloud) map[string]loadbalancers.LoadBalancer {
+	all, _ := cloud.LoadBalancer().ListLoadBalancers(ctx, loadbalancers.ListOpts{})
+	out := map[string]loadbalancers.LoadBalancer{}
+	for _, lb := range all {
+		out[lb.Name] = lb
+	}
+	return out
+}
+
+func lbReady(g Gomega, osc *infrav1.OpenStackCluster) *infrav1.OpenStackCluster {
+	got := get(g, osc)
+	g.Expect(conditions.IsTrue(got, infrav1.APIServerLoadBalancersReadyCondition)).To(BeTrue(), "%v", conditions.Get(got, infrav1.APIServerLoadBalancersReadyCondition))
+	g.Expect(got.Status.Initialization).NotTo(BeNil())
+	g.Expect(got.Status.Initialization.Provisioned).To(Equal(ptr.To(true)))
+	return got
+}
+
+func TestMultiAZClusterConvergesRebuildsRemovesAndDeletes(t *testing.T) {
+	g := NewWithT(t)
+	ns := "multi-az"
+	cloud := newCloud(t, g, ns)
+	cloud.SetAvailabilityZones("az1", "az2", "az3")
+	n := addLBNetwork(t, g, cloud, "az1", "az2", "az3")
+	osc := newCluster(g, ns, false, multiAZSpec(n, "az1", "az2", "az3"), true)
+
+	var got *infrav1.OpenStackCluster
+	g.Eventually(func(g Gomega) { got = lbReady(g, osc) }, eventually, poll).Should(Succeed())
+	g.Expect(conditions.IsTrue(got, infrav1.ReadyCondition)).To(BeTrue())
+	g.Expect(got.Spec.ControlPlaneEndpoint.Host).To(Equal("api.example.com"), "the DNS host is never replaced")
+
+	entries := got.Status.APIServerLoadBalancers
+	g.Expect(entries).To(HaveLen(3))
+	lbs := lbsIn(cloud)
+	g.Expect(lbs).To(HaveLen(3))
+	for i, az := range []string{"az1", "az2", "az3"} {
+		e := entries[i]
+		name := fmt.Sprintf("k8s-clusterapi-cluster-%s-c-%s-kubeapi", ns, az)
+		g.Expect(e.AvailabilityZone).To(Equal(az))
+		g.Expect(e.Name).To(Equal(name))
+		lb := lbs[name]
+		g.Expect(e.ID).To(Equal(lb.ID))
+		g.Expect(lb.VipSubnetID).To(Equal(n.subnets[az]))
+		g.Expect(lb.AvailabilityZone).To(Equal(az))
+		g.Expect(e.InternalIP).To(Equal(lb.VipAddress))
+		g.Expect(e.IP).To(HavePrefix("172.24.4."))
+		g.Expect(e.LoadBalancerNetwork.ID).To(Equal(n.id))
+		g.Expect(e.LoadBalancerNetwork.Subnets[0].ID).To(Equal(n.subnets[az]))
+		ls, _ := cloud.LoadBalancer().ListListeners(ctx, listeners.ListOpts{LoadbalancerID: lb.ID})
+		g.Expect(ls).To(HaveLen(2))
+	}
+	g.Expect(got.Status.APIServerLoadBalancer).To(Equal(&entries[0]), "the mirror is the first mapping's entry")
+	fips, _ := cloud.Network().ListFloatingIPs(ctx, floatingips.ListOpts{})
+	g.Expect(fips).To(HaveLen(3))
+
+	// Status wiped (a restore from backup, a move without status): rebuilt from the cloud, with
+	// the same load balancers.
+	wiped := got.DeepCopy()
+	wiped.Status.APIServerLoadBalancers, wiped.Status.APIServerLoadBalancer = nil, nil
+	g.Expect(env.Client.Status().Update(ctx, wiped)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		again := lbReady(g, osc)
+		g.Expect(again.Status.APIServerLoadBalancers).To(HaveLen(3))
+		for i := range entries {
+			g.Expect(again.Status.APIServerLoadBalancers[i].ID).To(Equal(entries[i].ID))
+			g.Expect(again.Status.APIServerLoadBalancers[i].IP).To(Equal(entries[i].IP))
+		}
+	}, eventually, poll).Should(Succeed())
+	g.Expect(lbsIn(cloud)).To(HaveLen(3))
+	fips, _ = cloud.Network().ListFloatingIPs(ctx, floatingips.ListOpts{})
+	g.Expect(fips).To(HaveLen(3))
+
+	// az3 leaves the spec: its load balancer and floating IP go, the others stay.
+	g.Eventually(func() error {
+		cur := get(g, osc)
+		cur.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = cur.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets[:2]
+		return env.Client.Update(ctx, cur)
+	}, eventually, poll).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		cur := lbReady(g, osc)
+		g.Expect(cur.Status.APIServerLoadBalancers).To(HaveLen(2))
+		g.Expect(lbsIn(cloud)).To(HaveLen(2))
+		g.Expect(lbsIn(cloud)).NotTo(HaveKey(entries[2].Name))
+		fips, _ := cloud.Network().ListFloatingIPs(ctx, floatingips.ListOpts{})
+		g.Expect(fips).To(HaveLen(2))
+	}, eventually, poll).Should(Succeed())
+
+	// Deleting the cluster leaves only what the operator made.
+	g.Expect(env.Client.Delete(ctx, get(g, osc))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(osc), &infrav1.OpenStackCluster{})
+		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+		g.Expect(err).To(HaveOccurred())
+	}, eventually, poll).Should(Succeed())
+	g.Expect(lbsIn(cloud)).To(BeEmpty())
+	fips, _ = cloud.Network().ListFloatingIPs(ctx, floatingips.ListOpts{})
+	g.Expect(fips).To(BeEmpty())
+	c := countResources(cloud)
+	g.Expect(c.networks).To(Equal(2), "the external network and the operator's load balancer network")
+	g.Expect(c.groups).To(BeZero())
+}
+
+func TestLegacyClusterMigratesInPlace(t *testing.T) {
+	g := NewWithT(t)
+	ns := "migrate"
+	cloud := newCloud(t, g, ns)
+	n := addLBNetwork(t, g, cloud, "az1", "az2")
+	spec := multiAZSpec(n)
+	spec.APIServerLoadBalancer.AvailabilityZoneSubnets = nil
+	spec.APIServerLoadBalancer.Subnets = []infrav1.SubnetParam{{ID: ptr.To(n.subnets["az1"])}}
+	osc := newCluster(g, ns, false, spec, true)
+
+	var legacy *infrav1.LoadBalancer
+	g.Eventually(func(g Gomega) {
+		got := lbReady(g, osc)
+		legacy = got.Status.APIServerLoadBalancer
+		g.Expect(legacy.Name).To(Equal("k8s-clusterapi-cluster-migrate-c-kubeapi"))
+		g.Expect(got.Status.APIServerLoadBalancers).To(BeEmpty())
+	}, eventually, poll).Should(Succeed())
+
+	g.Eventually(func() error {
+		cur := get(g, osc)
+		cur.Spec.APIServerLoadBalancer.Subnets = nil
+		cur.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = multiAZSpec(n, "az1", "az2").APIServerLoadBalancer.AvailabilityZoneSubnets
+		return env.Client.Update(ctx, cur)
+	}, eventually, poll).Should(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		got := lbReady(g, osc)
+		g.Expect(got.Status.APIServerLoadBalancers).To(HaveLen(2))
+		first := got.Status.APIServerLoadBalancers[0]
+		g.Expect(first.AvailabilityZone).To(Equal("az1"))
+		g.Expect(first.ID).To(Equal(legacy.ID), "the legacy load balancer is renamed, not replaced")
+		g.Expect(first.Name).To(Equal("k8s-clusterapi-cluster-migrate-c-az1-kubeapi"))
+		g.Expect(first.InternalIP).To(Equal(legacy.InternalIP))
+		g.Expect(first.IP).To(Equal(legacy.IP))
+		g.Expect(got.Status.APIServerLoadBalancer.ID).To(Equal(legacy.ID))
+	}, eventually, poll).Should(Succeed())
+	lbs := lbsIn(cloud)
+	g.Expect(lbs).To(HaveLen(2))
+	g.Expect(lbs).To(HaveKey("k8s-clusterapi-cluster-migrate-c-az2-kubeapi"))
+	ls, _ := cloud.LoadBalancer().ListListeners(ctx, listeners.ListOpts{LoadbalancerID: legacy.ID})
+	for _, l := range ls {
+		g.Expect(l.Name).To(HavePrefix("k8s-clusterapi-cluster-migrate-c-az1-kubeapi-"))
+	}
+
+	// Back to one load balancer: az2's goes, az1's is renamed back and keeps its addresses.
+	g.Eventually(func() error {
+		cur := get(g, osc)
+		cur.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = nil
+		return env.Client.Update(ctx, cur)
+	}, eventually, poll).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		got := lbReady(g, osc)
+		g.Expect(got.Status.APIServerLoadBalancers).To(BeEmpty())
+		g.Expect(got.Status.APIServerLoadBalancer.ID).To(Equal(legacy.ID))
+		g.Expect(got.Status.APIServerLoadBalancer.Name).To(Equal("k8s-clusterapi-cluster-migrate-c-kubeapi"))
+		g.Expect(got.Status.APIServerLoadBalancer.IP).To(Equal(legacy.IP))
+		g.Expect(lbsIn(cloud)).To(HaveLen(1))
+	}, eventually, poll).Should(Succeed())
+}
+
+// touch edits an annotation, which starts a reconcile.
+func touch(g *WithT, osc *infrav1.OpenStackCluster) {
+	g.Eventually(func() error {
+		cur := get(g, osc)
+		if cur.Annotations == nil {
+			cur.Annotations = map[string]string{}
+		}
+		cur.Annotations["test.capo-multiaz.io/touched"] = time.Now().Format(time.RFC3339Nano)
+		return env.Client.Update(ctx, cur)
+	}, eventually, poll).Should(Succeed())
+}
+
+func TestOneZoneFailingDoesNotHoldBackTheOthers(t *testing.T) {
+	g := NewWithT(t)
+	ns := "one-fails"
+	cloud := newCloud(t, g, ns)
+	cloud.SetAvailabilityZones("az1", "az2", "az3")
+	n := addLBNetwork(t, g, cloud, "az1", "az2", "az3")
+	elsewhere := cloud.AddNetwork("elsewhere", false)
+	wrong := cloud.AddSubnet(elsewhere, "wrong", "10.99.0.0/24")
+	spec := multiAZSpec(n, "az1", "az2", "az3")
+	spec.APIServerLoadBalancer.AvailabilityZoneSubnets[1].Subnet.ID = ptr.To(wrong)
+	osc := newCluster(g, ns, false, spec, true)
+
+	g.Eventually(func(g Gomega) {
+		got := get(g, osc)
+		g.Expect(got.Status.APIServerLoadBalancers).To(HaveLen(2))
+		for _, e := range got.Status.APIServerLoadBalancers {
+			g.Expect(e.IP).To(HavePrefix("172.24.4."))
+		}
+		c := conditions.Get(got, infrav1.APIServerLoadBalancersReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(BeEquivalentTo("False"))
+		g.Expect(c.Reason).To(Equal(infrav1.LoadBalancerConfigurationErrorReason))
+		g.Expect(c.Message).To(ContainSubstring("az2: spec.apiServerLoadBalancer.availabilityZoneSubnets[1].subnet (availability zone az2).id: subnet wrong"))
+		g.Expect(c.Message).To(ContainSubstring("not on network " + n.id))
+		g.Expect(got.Status.Initialization).NotTo(BeNil(), "reachable through the zones that work")
+	}, eventually, poll).Should(Succeed())
+	g.Expect(lbsIn(cloud)).To(HaveLen(2))
+
+	// A load balancer in ERROR in az3 is reported, then recreated; az1 stays as it is.
+	got := get(g, osc)
+	az1, az3 := got.Status.APIServerLoadBalancers[0], got.Status.APIServerLoadBalancers[1]
+	cloud.SetLoadBalancerStatus(az3.ID, "ERROR")
+	// Nothing watches the cloud: the change is noticed on the next reconcile, which an edit of
+	// the object starts here rather than the sync period.
+	touch(g, osc)
+	g.Eventually(func(g Gomega) {
+		cur := get(g, osc)
+		g.Expect(cur.Status.APIServerLoadBalancers).To(HaveLen(2))
+		g.Expect(cur.Status.APIServerLoadBalancers[0]).To(Equal(az1))
+		g.Expect(cur.Status.APIServerLoadBalancers[1].ID).NotTo(Equal(az3.ID), "%v", conditions.Get(cur, infrav1.APIServerLoadBalancersReadyCondition))
+		g.Expect(cur.Status.APIServerLoadBalancers[1].IP).To(Equal(az3.IP), "the floating IP survives the recreation")
+	}, time.Minute, poll).Should(Succeed())
+}

@@ -1,0 +1,234 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package loadbalancer
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+)
+
+// child is one port's listener, with its pool and monitor as the status tree shows them.
+type child struct {
+	listener listeners.Listener
+	pool     *pools.Pool
+}
+
+// reconcileChildren makes one change to the listeners, pools and monitors of an ACTIVE load
+// balancer, if one is needed: Octavia accepts one change at a time per load balancer, so the
+// others wait for the next reconcile. It reports whether it changed something.
+func (s *Service) reconcileChildren(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) (Outcome, bool) {
+	// The listeners' ports and allowed CIDRs are not in the status tree.
+	all, err := s.lb.ListListeners(ctx, listeners.ListOpts{LoadbalancerID: f.id})
+	if err != nil {
+		return failed(fmt.Errorf("listing the listeners of load balancer %s: %w", f.name, err)), true
+	}
+	byPort := map[int]*child{}
+	for i := range all {
+		c := &child{listener: all[i]}
+		c.pool = poolOf(f.tree, all[i].ID)
+		byPort[all[i].ProtocolPort] = c
+	}
+
+	for _, port := range d.Ports {
+		if out, changed := s.reconcilePort(ctx, d, f, port, byPort[port]); changed {
+			return out, true
+		}
+	}
+	if out, changed := s.removeStrayPorts(ctx, d, f, all); changed {
+		return out, true
+	}
+	cidrs, out, changed := s.reconcileAllowedCIDRs(ctx, d, f, byPort)
+	if changed {
+		return out, true
+	}
+	status.AllowedCIDRs = cidrs
+	return Outcome{}, false
+}
+
+// poolOf finds the pool of a listener in the status tree.
+func poolOf(tree *loadbalancers.LoadBalancer, listenerID string) *pools.Pool {
+	if tree == nil {
+		return nil
+	}
+	for _, l := range tree.Listeners {
+		if l.ID == listenerID && len(l.Pools) > 0 {
+			p := l.Pools[0]
+			return &p
+		}
+	}
+	return nil
+}
+
+func (s *Service) childChanged(f *found, format string, args ...any) (Outcome, bool) {
+	return waiting(fmt.Sprintf("load balancer %s: %s", f.name, fmt.Sprintf(format, args...))), true
+}
+
+// childFailed turns the answer to a child mutation into an outcome: a conflict means Octavia is
+// still busy with the load balancer.
+func (s *Service) childFailed(f *found, err error, what string) (Outcome, bool) {
+	if isConflict(err) {
+		return waiting(fmt.Sprintf("load balancer %s is busy", f.name)), true
+	}
+	return failed(fmt.Errorf("%s on load balancer %s: %w", what, f.name, err)), true
+}
+
+// reconcilePort makes sure port has a listener, a pool and a monitor named after the load
+// balancer: it creates what is missing and renames what carries another name (a former load
+// balancer name, or a listener on that port created by hand).
+func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port int, c *child) (Outcome, bool) {
+	name := ChildName(d.Name, port)
+	if c == nil {
+		cidrs, err := s.applicableCIDRs(ctx, d)
+		if err != nil {
+			return failed(err), true
+		}
+		opts := s.listenerOpts(d, port, cidrs, false)
+		opts.LoadbalancerID = f.id
+		l, err := s.lb.CreateListener(ctx, opts)
+		if err != nil {
+			return s.childFailed(f, err, fmt.Sprintf("creating listener %s", name))
+		}
+		s.event("CreatedListener", "Created listener %s (%s) on port %d", name, l.ID, port)
+		return s.childChanged(f, "created listener %s", name)
+	}
+	if c.listener.Name != name {
+		if _, err := s.lb.UpdateListener(ctx, c.listener.ID, listeners.UpdateOpts{Name: &name}); err != nil {
+			return s.childFailed(f, err, fmt.Sprintf("renaming listener %s", c.listener.Name))
+		}
+		s.event("RenamedListener", "Renamed listener %s to %s (%s)", c.listener.Name, name, c.listener.ID)
+		return s.childChanged(f, "renamed listener %s", name)
+	}
+	if c.pool == nil {
+		p, err := s.lb.CreatePool(ctx, s.poolOpts(d, name, c.listener.ID))
+		if err != nil {
+			return s.childFailed(f, err, fmt.Sprintf("creating pool %s", name))
+		}
+		s.event("CreatedPool", "Created pool %s (%s) for port %d", name, p.ID, port)
+		return s.childChanged(f, "created pool %s", name)
+	}
+	if c.pool.Name != name {
+		if _, err := s.lb.UpdatePool(ctx, c.pool.ID, pools.UpdateOpts{Name: &name}); err != nil {
+			return s.childFailed(f, err, fmt.Sprintf("renaming pool %s", c.pool.Name))
+		}
+		s.event("RenamedPool", "Renamed pool %s to %s (%s)", c.pool.Name, name, c.pool.ID)
+		return s.childChanged(f, "renamed pool %s", name)
+	}
+	if c.pool.Monitor.ID == "" {
+		m, err := s.lb.CreateMonitor(ctx, s.monitorOpts(d, name, c.pool.ID))
+		if err != nil {
+			return s.childFailed(f, err, fmt.Sprintf("creating health monitor %s", name))
+		}
+		s.event("CreatedHealthMonitor", "Created health monitor %s (%s) for port %d", name, m.ID, port)
+		return s.childChanged(f, "created health monitor %s", name)
+	}
+	if c.pool.Monitor.Name != name {
+		if _, err := s.lb.UpdateMonitor(ctx, c.pool.Monitor.ID, monitors.UpdateOpts{Name: &name}); err != nil {
+			return s.childFailed(f, err, fmt.Sprintf("renaming health monitor %s", c.pool.Monitor.Name))
+		}
+		s.event("RenamedHealthMonitor", "Renamed health monitor %s to %s (%s)", c.pool.Monitor.Name, name, c.pool.Monitor.ID)
+		return s.childChanged(f, "renamed health monitor %s", name)
+	}
+	return Outcome{}, false
+}
+
+// removeStrayPorts deletes the listener (and its pool) of a port no longer asked for. Only
+// listeners named after this load balancer, or a former name of it, are touched.
+func (s *Service) removeStrayPorts(ctx context.Context, d *Desired, f *found, all []listeners.Listener) (Outcome, bool) {
+	for _, l := range all {
+		if slices.Contains(d.Ports, l.ProtocolPort) || !s.ours(d, l.Name, l.ProtocolPort) {
+			continue
+		}
+		if p := poolOf(f.tree, l.ID); p != nil {
+			if err := s.lb.DeletePool(ctx, p.ID); err != nil && !isNotFound(err) {
+				return s.childFailed(f, err, fmt.Sprintf("deleting pool %s", p.Name))
+			}
+			s.event("DeletedPool", "Deleted pool %s (%s): port %d is no longer asked for", p.Name, p.ID, l.ProtocolPort)
+			return s.childChanged(f, "deleted pool %s", p.Name)
+		}
+		if err := s.lb.DeleteListener(ctx, l.ID); err != nil && !isNotFound(err) {
+			return s.childFailed(f, err, fmt.Sprintf("deleting listener %s", l.Name))
+		}
+		s.event("DeletedListener", "Deleted listener %s (%s): port %d is no longer asked for", l.Name, l.ID, l.ProtocolPort)
+		return s.childChanged(f, "deleted listener %s", l.Name)
+	}
+	return Outcome{}, false
+}
+
+func (s *Service) ours(d *Desired, name string, port int) bool {
+	for _, lb := range append([]string{d.Name}, d.FormerNames...) {
+		if name == ChildName(lb, port) {
+			return true
+		}
+	}
+	return false
+}
+
+// reconcileAllowedCIDRs sets the allowed CIDRs of every listener, comparing canonical forms. It
+// returns the CIDRs in effect (those of the API server port's listener).
+func (s *Service) reconcileAllowedCIDRs(ctx context.Context, d *Desired, f *found, byPort map[int]*child) ([]string, Outcome, bool) {
+	want, err := s.applicableCIDRs(ctx, d)
+	if err != nil {
+		return nil, failed(err), true
+	}
+	supported := len(want) > 0 || len(d.AllowedCIDRs) == 0
+	var inEffect []string
+	for i, port := range d.Ports {
+		c := byPort[port]
+		have := CanonicalCIDRs(c.listener.AllowedCIDRs)
+		if i == 0 {
+			inEffect = have
+		}
+		if slices.Equal(have, want) || (!supported && len(have) == 0) {
+			continue
+		}
+		cidrs := want
+		if cidrs == nil {
+			cidrs = []string{}
+		}
+		_, err := s.lb.UpdateListener(ctx, c.listener.ID, listeners.UpdateOpts{AllowedCIDRs: &cidrs})
+		if gophercloud.ResponseCodeIs(err, http.StatusNotImplemented) {
+			s.rejectAllowedCIDRs(d.Provider)
+			s.warn("AllowedCIDRsNotSupported", "Octavia provider %s does not support allowed CIDRs: listener %s stays open to all", providerName(d.Provider), c.listener.Name)
+			return inEffect, Outcome{}, false
+		}
+		if err != nil {
+			out, changed := s.childFailed(f, err, fmt.Sprintf("setting the allowed CIDRs of listener %s", c.listener.Name))
+			return nil, out, changed
+		}
+		s.event("UpdatedListener", "Set the allowed CIDRs of listener %s (%s) to [%s]", c.listener.Name, c.listener.ID, joinOrAll(cidrs))
+		out, changed := s.childChanged(f, "updated the allowed CIDRs of listener %s", c.listener.Name)
+		return nil, out, changed
+	}
+	return inEffect, Outcome{}, false
+}
+
+func joinOrAll(cidrs []string) string {
+	if len(cidrs) == 0 {
+		return "open to all"
+	}
+	return fmt.Sprint(cidrs)
+}

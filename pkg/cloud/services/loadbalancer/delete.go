@@ -1,0 +1,160 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package loadbalancer
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+)
+
+// Removal says which load balancers to delete and which floating IP to keep.
+type Removal struct {
+	Namespace, Cluster string
+	// Names are the load balancer names to delete; load balancers carrying the cluster's
+	// OwnerTag are deleted too when AllTagged is set (cluster deletion).
+	Names     []string
+	IDs       []string
+	AllTagged bool
+	// KeepAddress is the user's apiServerFloatingIP, never released.
+	KeepAddress string
+	// ExternalNetworkID, when set, is where the controller's floating IPs are looked for once the
+	// load balancers are gone.
+	ExternalNetworkID string
+}
+
+// Delete deletes the load balancers r names (with their listeners, pools, monitors and
+// members, by cascade) and the floating IPs the controller allocated for them. It never waits:
+// it reports done only once Octavia no longer lists any of them, and the caller comes back while
+// they are PENDING_*. A load balancer is found by name and tag, not only by the status, so that a
+// lost status leaves nothing behind.
+func (s *Service) Delete(ctx context.Context, r *Removal) (done bool, err error) {
+	all, err := s.lb.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
+	if err != nil {
+		return false, fmt.Errorf("listing load balancers: %w", err)
+	}
+	owner := OwnerTag(r.Namespace, r.Cluster)
+	done = true
+	for i := range all {
+		lb := &all[i]
+		tagged := r.AllTagged && slices.Contains(lb.Tags, owner)
+		if !tagged && !slices.Contains(r.Names, lb.Name) && !slices.Contains(r.IDs, lb.ID) {
+			continue
+		}
+		done = false
+		if err := s.remove(ctx, lb, r); err != nil {
+			return false, err
+		}
+	}
+	if !done {
+		return false, nil
+	}
+	return true, s.releaseFloatingIPs(ctx, r)
+}
+
+// remove releases the controller's floating IP of one load balancer and deletes it.
+func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r *Removal) error {
+	if strings.HasPrefix(lb.ProvisioningStatus, "PENDING_") {
+		return nil
+	}
+	if lb.VipPortID != "" {
+		fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{PortID: lb.VipPortID})
+		if err != nil {
+			return fmt.Errorf("listing the floating IPs of load balancer %s: %w", lb.Name, err)
+		}
+		for _, fip := range fips {
+			if fip.FloatingIP == r.KeepAddress {
+				continue
+			}
+			if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !isNotFound(err) {
+				return fmt.Errorf("releasing floating IP %s of load balancer %s: %w", fip.FloatingIP, lb.Name, err)
+			}
+			s.event("ReleasedFloatingIP", "Released floating IP %s of load balancer %s", fip.FloatingIP, lb.Name)
+		}
+	}
+	err := s.lb.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
+	switch {
+	case err == nil:
+		s.event("DeletedLoadBalancer", "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
+		s.memory.forgetError(lb.ID)
+		return nil
+	case isNotFound(err), isConflict(err):
+		// Gone already, or Octavia is busy with it: the next look tells.
+		return nil
+	default:
+		return fmt.Errorf("deleting load balancer %s: %w", lb.Name, err)
+	}
+}
+
+// releaseFloatingIPs releases the floating IPs the controller allocated for the cluster's load
+// balancers that are still allocated once the load balancers are gone (a load balancer deleted
+// by someone else leaves its floating IP unassociated).
+func (s *Service) releaseFloatingIPs(ctx context.Context, r *Removal) error {
+	if r.ExternalNetworkID == "" {
+		return nil
+	}
+	fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingNetworkID: r.ExternalNetworkID})
+	if err != nil {
+		return fmt.Errorf("listing floating IPs: %w", err)
+	}
+	for _, fip := range fips {
+		if fip.FloatingIP == r.KeepAddress || !s.releasable(fip.Description, r) {
+			continue
+		}
+		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !isNotFound(err) {
+			return fmt.Errorf("releasing floating IP %s: %w", fip.FloatingIP, err)
+		}
+		s.event("ReleasedFloatingIP", "Released floating IP %s (%s)", fip.FloatingIP, fip.Description)
+	}
+	return nil
+}
+
+// releasable says whether a floating IP with this description belongs to one of the load
+// balancers being removed: any of the cluster's on cluster deletion, else only those of the named
+// availability zones.
+func (s *Service) releasable(description string, r *Removal) bool {
+	if r.AllTagged {
+		return ownsFloatingIP(description, r.Namespace, r.Cluster)
+	}
+	for _, name := range r.Names {
+		for _, az := range zonesOf(name, r.Namespace, r.Cluster) {
+			if description == FloatingIPDescription(r.Namespace, r.Cluster, az) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// zonesOf reads the availability zone back out of a load balancer name ("" for the legacy
+// name); it returns nothing for a name that is not one of the cluster's.
+func zonesOf(name, namespace, cluster string) []string {
+	if name == Name(namespace, cluster, "") {
+		return []string{""}
+	}
+	prefix, suffix := fmt.Sprintf("k8s-clusterapi-cluster-%s-%s-", namespace, cluster), "-kubeapi"
+	if az, ok := strings.CutPrefix(name, prefix); ok {
+		if az, ok = strings.CutSuffix(az, suffix); ok && az != "" {
+			return []string{az}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package loadbalancer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+)
+
+// reconcileFloatingIP makes sure the load balancer's VIP has its floating IP: the user's address,
+// or one the controller allocated and marked with its description. In the steady state this is
+// one list call. It reports whether it changed something or failed.
+func (s *Service) reconcileFloatingIP(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) (Outcome, bool) {
+	want := d.FloatingIP
+	opts := floatingips.ListOpts{Description: want.Description, FloatingNetworkID: want.ExternalNetworkID}
+	if want.Address != "" {
+		opts = floatingips.ListOpts{FloatingIP: want.Address}
+	}
+	fips, err := s.net.ListFloatingIPs(ctx, opts)
+	if err != nil {
+		return failed(fmt.Errorf("listing floating IPs: %w", err)), true
+	}
+	var free *floatingips.FloatingIP
+	for i := range fips {
+		fip := &fips[i]
+		if fip.PortID != "" && fip.FixedIP == status.InternalIP && status.InternalIP != "" {
+			status.IP = fip.FloatingIP
+			return Outcome{}, false
+		}
+		if free == nil && (fip.PortID == "" || want.Address != "") {
+			free = fip
+		}
+	}
+
+	vipPort, err := s.vipPort(ctx, f)
+	if err != nil {
+		return failed(err), true
+	}
+	if free != nil {
+		if _, err := s.net.UpdateFloatingIP(ctx, free.ID, floatingips.UpdateOpts{PortID: &vipPort}); err != nil {
+			return s.floatingIPFailed(d, err, "associating floating IP "+free.FloatingIP)
+		}
+		s.event("AssociatedFloatingIP", "Associated floating IP %s with load balancer %s", free.FloatingIP, f.name)
+		status.IP = free.FloatingIP
+		return Outcome{}, false
+	}
+
+	if want.Address == "" {
+		// A floating IP this controller did not mark may already be on the VIP: one from before a
+		// migration, or from another tool. It is adopted and marked.
+		onPort, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{PortID: vipPort})
+		if err != nil {
+			return failed(fmt.Errorf("listing floating IPs: %w", err)), true
+		}
+		if len(onPort) > 0 {
+			fip := onPort[0]
+			description := want.Description
+			if _, err := s.net.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{Description: &description}); err != nil {
+				return failed(fmt.Errorf("marking floating IP %s as the load balancer's: %w", fip.FloatingIP, err)), true
+			}
+			s.event("AdoptedFloatingIP", "Adopted floating IP %s already on load balancer %s", fip.FloatingIP, f.name)
+			status.IP = fip.FloatingIP
+			return Outcome{}, false
+		}
+	}
+
+	create := floatingips.CreateOpts{FloatingNetworkID: want.ExternalNetworkID, PortID: vipPort, FloatingIP: want.Address}
+	if want.Address == "" {
+		create.Description = want.Description
+	}
+	fip, err := s.net.CreateFloatingIP(ctx, create)
+	if err != nil {
+		return s.floatingIPFailed(d, err, "allocating a floating IP")
+	}
+	s.event("CreatedFloatingIP", "Allocated floating IP %s for load balancer %s", fip.FloatingIP, f.name)
+	status.IP = fip.FloatingIP
+	return Outcome{}, false
+}
+
+func (s *Service) floatingIPFailed(d *Desired, err error, what string) (Outcome, bool) {
+	if isNotFound(err) {
+		// Neutron answers 404 when the external network cannot reach the VIP's subnet.
+		return failed(&ConfigError{Message: fmt.Sprintf("%s for %s: %v; the load balancer network needs a router to the external network, "+
+			"or set spec.disableAPIServerFloatingIP", what, zoneWords(d.AvailabilityZone), err)}), true
+	}
+	return failed(fmt.Errorf("%s for %s: %w", what, zoneWords(d.AvailabilityZone), err)), true
+}
+
+// vipPort returns the ID of the load balancer's VIP port, reading the load balancer when only its
+// status tree was read.
+func (s *Service) vipPort(ctx context.Context, f *found) (string, error) {
+	if f.lb == nil {
+		lb, err := s.lb.GetLoadBalancer(ctx, f.id)
+		if err != nil {
+			return "", fmt.Errorf("reading load balancer %s: %w", f.name, err)
+		}
+		f.lb = lb
+	}
+	return f.lb.VipPortID, nil
+}

@@ -1,0 +1,433 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package loadbalancer
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+)
+
+const (
+	// PendingRequeue is how soon a load balancer in PENDING_* is looked at again. Octavia
+	// settles a change in about a second, a new load balancer in 5-8 s.
+	PendingRequeue = 2 * time.Second
+	// ErrorRequeue is how soon a load balancer in ERROR is looked at again: the default of
+	// Memory.ErrorInterval.
+	ErrorRequeue = 10 * time.Second
+	// ConfigRequeue is how soon a configuration problem is checked again: the subnet may be
+	// created in the cloud, which sends no event.
+	ConfigRequeue = time.Minute
+	// ErrorObservations is how many times a load balancer is seen in ERROR before it is deleted
+	// and recreated.
+	ErrorObservations = 3
+)
+
+// Desired is one API server load balancer as the spec asks for it.
+type Desired struct {
+	// AvailabilityZone keys the load balancer in the status; empty for the single load balancer.
+	AvailabilityZone string
+	Name             string
+	// FormerNames are names the load balancer may still carry: the legacy name for the first
+	// availability zone during a migration, the first zone's name when returning to a single
+	// load balancer. A load balancer found under one is renamed, children included.
+	FormerNames []string
+	// Network holds the VIP; Subnet is the VIP subnet (nil: Octavia picks one on Network).
+	Network infrav1.NetworkStatus
+	Subnet  *infrav1.Subnet
+	// OctaviaAZ is the availability zone hint wanted; it is omitted when Octavia cannot honour it.
+	OctaviaAZ string
+	Provider  string
+	Flavor    string
+	Ports     []int
+	// AllowedCIDRs are canonical (CanonicalCIDRs); empty means no restriction.
+	AllowedCIDRs []string
+	Monitor      infrav1.APIServerLoadBalancerMonitor
+	// FloatingIP is nil when the load balancer gets no floating IP.
+	FloatingIP *FloatingIP
+	Tags       []string
+}
+
+// FloatingIP says which floating IP a load balancer gets.
+type FloatingIP struct {
+	ExternalNetworkID string
+	// Address is the user's apiServerFloatingIP: used (allocated if missing), never deleted.
+	Address string
+	// Description marks a floating IP the controller allocates (FloatingIPDescription).
+	Description string
+}
+
+// State is where a load balancer stands after one reconcile.
+type State string
+
+const (
+	// StateReady means the load balancer, its children and floating IP are as desired.
+	StateReady State = "Ready"
+	// StateWaiting means Octavia is busy with the load balancer (PENDING_*), or a change was just
+	// made; look again after RequeueAfter.
+	StateWaiting State = "Waiting"
+	// StateError means the load balancer is in ERROR, or an OpenStack call failed.
+	StateError State = "Error"
+	// StateInvalid means the spec asks for something the cloud cannot give.
+	StateInvalid State = "Invalid"
+)
+
+// Outcome is the result of reconciling one load balancer.
+type Outcome struct {
+	AvailabilityZone string
+	// Status is the entry to record; nil when there is no load balancer (yet).
+	Status       *infrav1.LoadBalancer
+	State        State
+	Reason       string
+	Message      string
+	RequeueAfter time.Duration
+	// ProvisioningStatus is Octavia's provisioning status of the load balancer, for metrics.
+	ProvisioningStatus string
+	// Err is an unexpected OpenStack failure, already summarised in Message.
+	Err error
+}
+
+func waiting(message string) Outcome {
+	return Outcome{State: StateWaiting, Reason: infrav1.WaitingForLoadBalancerReason, Message: message, RequeueAfter: PendingRequeue}
+}
+
+// found is a load balancer located in the cloud.
+type found struct {
+	id, name, provisioning string
+	// lb is the full load balancer when it was listed or read (not in the steady state, where
+	// only the status tree is read).
+	lb   *loadbalancers.LoadBalancer
+	tree *loadbalancers.LoadBalancer
+}
+
+// Reconcile brings one API server load balancer one step closer to d. known is what the status
+// recorded for it (nil when lost): the load balancer is then found again by name.
+func (s *Service) Reconcile(ctx context.Context, d *Desired, known *infrav1.LoadBalancer) Outcome {
+	start := time.Now()
+	out := s.reconcile(ctx, d, known)
+	out.AvailabilityZone = d.AvailabilityZone
+	observe(start, out)
+	if out.Err != nil && out.Message == "" {
+		out.Message = out.Err.Error()
+	}
+	return out
+}
+
+func (s *Service) reconcile(ctx context.Context, d *Desired, known *infrav1.LoadBalancer) Outcome {
+	f, err := s.locate(ctx, d, known)
+	if err != nil {
+		return failed(err)
+	}
+	if f == nil {
+		return s.create(ctx, d)
+	}
+	status := s.statusOf(d, f, known)
+	out := s.progress(ctx, d, f, status)
+	out.Status = status
+	out.ProvisioningStatus = f.provisioning
+	return out
+}
+
+func failed(err error) Outcome {
+	if IsConfigError(err) {
+		return Outcome{State: StateInvalid, Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: err.Error(), RequeueAfter: ConfigRequeue}
+	}
+	return Outcome{State: StateError, Reason: infrav1.OpenStackErrorReason, Err: err}
+}
+
+// locate finds the load balancer: by the ID the status recorded (one status tree call, which is
+// all the steady state needs), else by its name, else by a former name.
+func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBalancer) (*found, error) {
+	if known != nil && known.ID != "" {
+		tree, err := s.lb.GetLoadBalancerStatuses(ctx, known.ID)
+		switch {
+		case isNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("reading the status of load balancer %s: %w", known.ID, err)
+		case tree.Loadbalancer != nil && (tree.Loadbalancer.Name == d.Name || slices.Contains(d.FormerNames, tree.Loadbalancer.Name)):
+			return &found{id: known.ID, name: tree.Loadbalancer.Name, provisioning: tree.Loadbalancer.ProvisioningStatus, tree: tree.Loadbalancer}, nil
+		}
+	}
+	for _, name := range append([]string{d.Name}, d.FormerNames...) {
+		lbs, err := s.lb.ListLoadBalancers(ctx, loadbalancers.ListOpts{Name: name})
+		if err != nil {
+			return nil, fmt.Errorf("listing load balancers named %s: %w", name, err)
+		}
+		switch len(lbs) {
+		case 0:
+			continue
+		case 1:
+		default:
+			ids := make([]string, len(lbs))
+			for i := range lbs {
+				ids[i] = lbs[i].ID
+			}
+			return nil, &ConfigError{Message: fmt.Sprintf("%d load balancers are named %s (%s): delete all but one", len(lbs), name, strings.Join(ids, ", "))}
+		}
+		lb := &lbs[0]
+		if known == nil || known.ID != lb.ID {
+			s.event("AdoptedLoadBalancer", "Adopted existing load balancer %s (%s) for %s", lb.Name, lb.ID, zoneWords(d.AvailabilityZone))
+		}
+		return &found{id: lb.ID, name: lb.Name, provisioning: lb.ProvisioningStatus, lb: lb}, nil
+	}
+	return nil, nil
+}
+
+func zoneWords(az string) string {
+	if az == "" {
+		return "the API server"
+	}
+	return "availability zone " + az
+}
+
+// statusOf is the status entry of a located load balancer.
+func (s *Service) statusOf(d *Desired, f *found, known *infrav1.LoadBalancer) *infrav1.LoadBalancer {
+	st := &infrav1.LoadBalancer{Name: f.name, ID: f.id, AvailabilityZone: d.AvailabilityZone, Tags: d.Tags}
+	if known != nil && known.ID == f.id {
+		st.InternalIP, st.IP, st.AllowedCIDRs = known.InternalIP, known.IP, known.AllowedCIDRs
+		st.LoadBalancerNetwork = known.LoadBalancerNetwork.DeepCopy()
+	}
+	if f.lb != nil {
+		st.InternalIP = f.lb.VipAddress
+		if st.IP == "" {
+			st.IP = f.lb.VipAddress
+		}
+		st.Tags = f.lb.Tags
+	}
+	if st.LoadBalancerNetwork == nil || (f.lb != nil && !vipOnSubnet(st.LoadBalancerNetwork, f.lb.VipSubnetID)) {
+		st.LoadBalancerNetwork = &infrav1.NetworkStatusWithSubnets{NetworkStatus: d.Network}
+		switch {
+		case f.lb != nil && d.Subnet != nil && f.lb.VipSubnetID != d.Subnet.ID:
+			// A load balancer adopted from before the mapping (the legacy one): its VIP cannot
+			// move, so the status says where it really is.
+			st.LoadBalancerNetwork.Subnets = []infrav1.Subnet{{ID: f.lb.VipSubnetID}}
+			s.warn("LoadBalancerVIPSubnet", "Load balancer %s keeps its VIP %s on subnet %s, not on subnet %s mapped to %s: a VIP cannot move",
+				f.name, f.lb.VipAddress, f.lb.VipSubnetID, d.Subnet.ID, zoneWords(d.AvailabilityZone))
+		case d.Subnet != nil:
+			st.LoadBalancerNetwork.Subnets = []infrav1.Subnet{*d.Subnet}
+		case f.lb != nil && f.lb.VipSubnetID != "":
+			st.LoadBalancerNetwork.Subnets = []infrav1.Subnet{{ID: f.lb.VipSubnetID}}
+		}
+	}
+	return st
+}
+
+func vipOnSubnet(n *infrav1.NetworkStatusWithSubnets, subnetID string) bool {
+	return len(n.Subnets) > 0 && n.Subnets[0].ID == subnetID
+}
+
+// create creates the load balancer with its listeners, pools and monitors in one call (Octavia's
+// fully populated load balancer), so that it settles once rather than once per child.
+func (s *Service) create(ctx context.Context, d *Desired) Outcome {
+	hint, why, err := s.azHint(ctx, d.Provider, d.OctaviaAZ)
+	if err != nil {
+		return failed(err)
+	}
+	if why != "" {
+		s.warn("OmittedAvailabilityZoneHint", "Creating load balancer %s without the Octavia availability zone %s: %s", d.Name, d.OctaviaAZ, why)
+	}
+	flavorID, err := s.flavorID(ctx, d.Flavor)
+	if err != nil {
+		return failed(err)
+	}
+	cidrs, err := s.applicableCIDRs(ctx, d)
+	if err != nil {
+		return failed(err)
+	}
+	opts := loadbalancers.CreateOpts{
+		Name: d.Name, Description: "Kubernetes API server of " + zoneWords(d.AvailabilityZone), VipNetworkID: d.Network.ID,
+		Provider: d.Provider, FlavorID: flavorID, AvailabilityZone: hint, Tags: d.Tags,
+	}
+	if d.Subnet != nil {
+		opts.VipSubnetID = d.Subnet.ID
+		opts.VipNetworkID = ""
+	}
+	for _, port := range d.Ports {
+		opts.Listeners = append(opts.Listeners, s.listenerOpts(d, port, cidrs, true))
+	}
+	lb, err := s.lb.CreateLoadBalancer(ctx, opts)
+	if err != nil {
+		if gophercloud.ResponseCodeIs(err, http.StatusBadRequest) {
+			return failed(&ConfigError{Message: fmt.Sprintf("Octavia refused load balancer %s: %v", d.Name, err)})
+		}
+		return failed(fmt.Errorf("creating load balancer %s: %w", d.Name, err))
+	}
+	s.event("CreatedLoadBalancer", "Created load balancer %s (%s) for %s with VIP %s and listeners on ports %s",
+		lb.Name, lb.ID, zoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
+	out := waiting(fmt.Sprintf("load balancer %s is %s", lb.Name, lb.ProvisioningStatus))
+	out.Status = s.statusOf(d, &found{id: lb.ID, name: lb.Name, provisioning: lb.ProvisioningStatus, lb: lb}, nil)
+	out.Status.AllowedCIDRs = cidrs
+	out.ProvisioningStatus = lb.ProvisioningStatus
+	return out
+}
+
+func portList(ports []int) string {
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = fmt.Sprint(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// listenerOpts is a listener for port; populated adds its pool and monitor, for a create of the
+// whole load balancer.
+func (s *Service) listenerOpts(d *Desired, port int, cidrs []string, populated bool) listeners.CreateOpts {
+	name := ChildName(d.Name, port)
+	opts := listeners.CreateOpts{Name: name, Protocol: listeners.ProtocolTCP, ProtocolPort: port, AllowedCIDRs: cidrs, Tags: d.Tags}
+	if populated {
+		pool := s.poolOpts(d, name, "")
+		pool.Monitor = s.monitorOpts(d, name, "")
+		opts.DefaultPool = &pool
+	}
+	return opts
+}
+
+func (s *Service) poolOpts(_ *Desired, name, listenerID string) pools.CreateOpts {
+	return pools.CreateOpts{Name: name, ListenerID: listenerID, Protocol: pools.ProtocolTCP, LBMethod: pools.LBMethodRoundRobin}
+}
+
+func (s *Service) monitorOpts(d *Desired, name, poolID string) monitors.CreateOpts {
+	m := d.Monitor
+	return monitors.CreateOpts{Name: name, PoolID: poolID, Type: monitors.TypeTCP,
+		Delay: m.Delay, Timeout: m.Timeout, MaxRetries: m.MaxRetries, MaxRetriesDown: m.MaxRetriesDown}
+}
+
+// applicableCIDRs are the allowed CIDRs to send: d's, when Octavia and the provider support
+// them (a warning says why they are not applied otherwise).
+func (s *Service) applicableCIDRs(ctx context.Context, d *Desired) ([]string, error) {
+	if len(d.AllowedCIDRs) == 0 {
+		return nil, nil
+	}
+	ok, why, err := s.allowedCIDRsSupport(ctx, d.Provider)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		s.warn("AllowedCIDRsNotSupported", "Not restricting load balancer %s to spec.apiServerLoadBalancer.allowedCIDRs: %s", d.Name, why)
+		return nil, nil
+	}
+	return d.AllowedCIDRs, nil
+}
+
+// progress takes the next step on a located load balancer.
+func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) Outcome {
+	switch {
+	case strings.HasPrefix(f.provisioning, "PENDING_"):
+		return waiting(fmt.Sprintf("load balancer %s is %s", f.name, f.provisioning))
+	case f.provisioning == "ERROR":
+		return s.recoverFromError(ctx, d, f)
+	}
+	s.memory.forgetError(f.id)
+
+	if f.name != d.Name || (f.lb != nil && !hasAll(f.lb.Tags, d.Tags)) {
+		return s.renameLoadBalancer(ctx, d, f, status)
+	}
+	if f.tree == nil {
+		tree, err := s.lb.GetLoadBalancerStatuses(ctx, f.id)
+		if err != nil {
+			return failed(fmt.Errorf("reading the status of load balancer %s: %w", f.name, err))
+		}
+		f.tree = tree.Loadbalancer
+	}
+	if out, changed := s.reconcileChildren(ctx, d, f, status); changed {
+		return out
+	}
+	if d.FloatingIP == nil {
+		status.IP = status.InternalIP
+	} else if out, changed := s.reconcileFloatingIP(ctx, d, f, status); changed {
+		return out
+	}
+	return Outcome{State: StateReady, Reason: infrav1.ReadyReason}
+}
+
+func hasAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// renameLoadBalancer gives a load balancer found under a former name (or without the owner tag)
+// its name and tags. Its VIP, and so its floating IP, stay.
+func (s *Service) renameLoadBalancer(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) Outcome {
+	tags := d.Tags
+	if f.lb != nil {
+		tags = union(f.lb.Tags, d.Tags)
+	}
+	name := d.Name
+	if _, err := s.lb.UpdateLoadBalancer(ctx, f.id, loadbalancers.UpdateOpts{Name: &name, Tags: &tags}); err != nil {
+		if isConflict(err) {
+			return waiting(fmt.Sprintf("load balancer %s is busy", f.name))
+		}
+		return failed(fmt.Errorf("renaming load balancer %s to %s: %w", f.name, d.Name, err))
+	}
+	if f.name != d.Name {
+		s.event("RenamedLoadBalancer", "Renamed load balancer %s to %s (%s), keeping its VIP %s", f.name, d.Name, f.id, status.InternalIP)
+	} else {
+		s.event("UpdatedLoadBalancer", "Tagged load balancer %s (%s) as the cluster's", f.name, f.id)
+	}
+	status.Name, status.Tags = d.Name, tags
+	return waiting(fmt.Sprintf("load balancer %s is being renamed", d.Name))
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// recoverFromError reports a load balancer in ERROR and, once it was seen there
+// ErrorObservations times at least Memory.ErrorInterval apart, deletes it (with its children) so
+// that the next reconcile creates it again. Its floating IP is kept and moves to the new load
+// balancer.
+func (s *Service) recoverFromError(ctx context.Context, d *Desired, f *found) Outcome {
+	seen := s.memory.seenInError(f.id, time.Now())
+	if seen < ErrorObservations {
+		s.warn("LoadBalancerError", "Load balancer %s (%s) is in ERROR (seen %d of %d times before it is recreated)", f.name, f.id, seen, ErrorObservations)
+		return Outcome{State: StateError, Reason: infrav1.LoadBalancerErrorReason, RequeueAfter: max(s.memory.ErrorInterval, time.Second),
+			Message: fmt.Sprintf("load balancer %s is in ERROR; it is deleted and recreated when still in ERROR after %d observations %s apart (%d so far)", f.name, ErrorObservations, s.memory.ErrorInterval, seen)}
+	}
+	err := s.lb.DeleteLoadBalancer(ctx, f.id, loadbalancers.DeleteOpts{Cascade: true})
+	if err != nil && !isNotFound(err) {
+		if isConflict(err) {
+			return waiting(fmt.Sprintf("load balancer %s in ERROR is busy", f.name))
+		}
+		return failed(fmt.Errorf("deleting load balancer %s in ERROR: %w", f.name, err))
+	}
+	s.memory.forgetError(f.id)
+	s.warn("DeletedLoadBalancer", "Deleted load balancer %s (%s), in ERROR %d times, to recreate it for %s", f.name, f.id, ErrorObservations, zoneWords(d.AvailabilityZone))
+	out := waiting(fmt.Sprintf("load balancer %s was in ERROR and is being recreated", f.name))
+	out.Reason = infrav1.LoadBalancerErrorReason
+	return out
+}

@@ -1,0 +1,186 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package loadbalancer reconciles the Octavia load balancers in front of a cluster's API servers:
+// one load balancer, or one per availability zone, each with a listener, pool and health monitor
+// per port and optionally a floating IP. It never waits for Octavia: every call to Reconcile does
+// at most one mutation per load balancer and says when to look again.
+package loadbalancer
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+)
+
+// Name is the name of an API server load balancer: the legacy single load balancer when az is
+// empty, the load balancer of availability zone az otherwise. Listeners, pools and monitors are
+// named "<load balancer name>-<port>".
+func Name(namespace, cluster, az string) string {
+	if az == "" {
+		return fmt.Sprintf("k8s-clusterapi-cluster-%s-%s-kubeapi", namespace, cluster)
+	}
+	return fmt.Sprintf("k8s-clusterapi-cluster-%s-%s-%s-kubeapi", namespace, cluster, az)
+}
+
+// ChildName is the name of the listener, pool and health monitor of a load balancer for a port.
+func ChildName(lbName string, port int) string { return fmt.Sprintf("%s-%d", lbName, port) }
+
+// OwnerTag marks the load balancers the controller creates or adopts for a cluster, so that
+// deletion finds them even when the status and the spec no longer name them.
+func OwnerTag(namespace, cluster string) string {
+	return fmt.Sprintf("k8s-clusterapi-cluster-%s-%s", namespace, cluster)
+}
+
+// FloatingIPDescription marks the floating IPs the controller allocates for the API server load
+// balancers of a cluster. The user's apiServerFloatingIP never carries it.
+func FloatingIPDescription(namespace, cluster, az string) string {
+	d := fmt.Sprintf("Cluster API OpenStack provider: API server load balancer of %s/%s", namespace, cluster)
+	if az != "" {
+		d += " in availability zone " + az
+	}
+	return d
+}
+
+// ownsFloatingIP reports whether a floating IP description is one FloatingIPDescription gives for
+// this cluster, in any availability zone.
+func ownsFloatingIP(description, namespace, cluster string) bool {
+	base := FloatingIPDescription(namespace, cluster, "")
+	return description == base || strings.HasPrefix(description, base+" in availability zone ")
+}
+
+// Service reconciles the API server load balancers of one cluster.
+type Service struct {
+	lb       clients.LoadBalancerClient
+	net      clients.NetworkClient
+	recorder events.EventRecorder
+	owner    runtime.Object
+	memory   *Memory
+	cloudKey string
+}
+
+// NewService returns a service for one reconcile. memory outlives it: it carries what the
+// controller learnt about the cloud (Octavia capabilities) and the ERROR observations of load
+// balancers; cloudKey identifies the cloud in it.
+func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, recorder events.EventRecorder, owner runtime.Object, memory *Memory, cloudKey string) *Service {
+	if memory == nil {
+		memory = NewMemory()
+	}
+	return &Service{lb: lb, net: net, recorder: recorder, owner: owner, memory: memory, cloudKey: cloudKey}
+}
+
+// Memory is what the controller remembers between reconciles: the capabilities of each cloud,
+// and how many times each load balancer was seen in ERROR. It is safe for concurrent use. Losing
+// it (a restart) costs a few calls and delays an ERROR recovery; nothing else.
+type Memory struct {
+	// ErrorInterval is the least time between two observations of a load balancer in ERROR
+	// that count towards its recreation: reconciles triggered in quick succession (by status
+	// updates, for example) count once. NewMemory sets it to ErrorRequeue.
+	ErrorInterval time.Duration
+
+	mu           sync.Mutex
+	capabilities map[string]*capabilities
+	errorSeen    map[string]*errorObservation
+}
+
+type errorObservation struct {
+	count int
+	last  time.Time
+}
+
+// NewMemory returns an empty Memory.
+func NewMemory() *Memory {
+	return &Memory{ErrorInterval: ErrorRequeue, capabilities: map[string]*capabilities{}, errorSeen: map[string]*errorObservation{}}
+}
+
+// seenInError records an observation of a load balancer in ERROR and returns how many
+// observations, at least ErrorInterval apart, were made so far.
+func (m *Memory) seenInError(id string, now time.Time) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o := m.errorSeen[id]
+	if o == nil {
+		o = &errorObservation{}
+		m.errorSeen[id] = o
+	}
+	if o.count == 0 || now.Sub(o.last) >= m.ErrorInterval {
+		o.count++
+		o.last = now
+	}
+	return o.count
+}
+
+func (m *Memory) forgetError(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.errorSeen, id)
+}
+
+// eventActions maps the start of an event reason to its action.
+var eventActions = map[string]string{
+	"Created": "Create", "Deleted": "Delete", "Renamed": "Rename", "Updated": "Update",
+	"Adopted": "Adopt", "Associated": "Associate", "Released": "Delete",
+}
+
+// event records a change made in the cloud.
+func (s *Service) event(reason, format string, args ...any) {
+	s.emit(corev1.EventTypeNormal, reason, format, args...)
+}
+
+// warn records something the user should know: a provider feature missing, a load balancer in
+// ERROR.
+func (s *Service) warn(reason, format string, args ...any) {
+	s.emit(corev1.EventTypeWarning, reason, format, args...)
+}
+
+func (s *Service) emit(eventType, reason, format string, args ...any) {
+	if s.recorder == nil || s.owner == nil {
+		return
+	}
+	action := "Reconcile"
+	for past, verb := range eventActions {
+		if strings.HasPrefix(reason, past) {
+			action = verb
+		}
+	}
+	s.recorder.Eventf(s.owner, nil, eventType, reason, action, format, args...)
+}
+
+func isNotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusNotFound) }
+func isConflict(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
+
+// ConfigError is a problem with the spec that only the cloud reveals: a subnet that is not on the
+// load balancer network, a flavor that does not exist. It concerns one load balancer; the others
+// go on.
+type ConfigError struct{ Message string }
+
+func (e *ConfigError) Error() string { return e.Message }
+
+// IsConfigError reports whether err is, or wraps, a ConfigError.
+func IsConfigError(err error) bool {
+	var c *ConfigError
+	return errors.As(err, &c)
+}
