@@ -55,6 +55,8 @@ manifests: ## Regenerate the CRDs, the webhook configuration and the RBAC role u
 		webhook paths=./pkg/webhooks/... output:webhook:artifacts:config=config/webhook \
 		rbac:roleName=manager-role paths=./... output:rbac:artifacts:config=config/rbac
 
+BENCH_TIME ?= 5x
+
 ##@ Build and test
 
 .PHONY: build
@@ -69,6 +71,10 @@ test: ## Run every test: unit, webhook, API validation, envtest and fake-OpenSta
 .PHONY: test-contract
 test-contract: ## Run the fake-vs-real contract suite; set CAPO_CONTRACT_CLOUDS_YAML and CAPO_CONTRACT_CLOUD for a real cloud.
 	go test -count=1 -v -tags contract ./test/contract/
+
+.PHONY: bench
+bench: ## Benchmark the cluster reconciler against the fake OpenStack (1, 3, 6 zones): simulated time to converge and to delete, OpenStack calls per steady reconcile.
+	go test -run '^$$' -bench . -benchtime $(BENCH_TIME) ./test/benchmark/
 
 .PHONY: test-unit
 test-unit: ## Run only the tests that need no API server.

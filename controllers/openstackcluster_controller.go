@@ -189,15 +189,23 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, cluste
 		errs    []error
 		lbReady int
 	)
-	// The load balancers come right after the network, so that Octavia works on them while the
-	// security groups and failure domains are reconciled.
-	for _, phase := range []func() phaseResult{
-		func() phaseResult { return r.reconcileNetwork(ctx, net, cluster, osc) },
-		func() phaseResult { return r.reconcileLoadBalancers(ctx, clients, net, cluster, osc, &lbReady) },
+	// The load balancers come right after the network and its subnets, so that Octavia works on
+	// them (5-8 s) while the router, the security groups and the failure domains are reconciled.
+	// The router comes first only when allowedCIDRs must include its address and it is not known
+	// yet, so that the listeners are not created with a list that changes a moment later.
+	network := func() phaseResult { return r.reconcileNetwork(ctx, net, cluster, osc) }
+	router := func() phaseResult { return r.reconcileRouter(ctx, net, cluster, osc) }
+	lbs := func() phaseResult { return r.reconcileLoadBalancers(ctx, clients, net, cluster, osc, &lbReady) }
+	phases := []func() phaseResult{network, lbs, router}
+	if osc.Status.Router == nil && loadBalancerEnabled(&osc.Spec) && len(osc.Spec.APIServerLoadBalancer.AllowedCIDRs) > 0 {
+		phases = []func() phaseResult{network, router, lbs}
+	}
+	phases = append(phases,
 		func() phaseResult { return r.reconcileSecurityGroups(ctx, net, cluster, osc) },
 		func() phaseResult { return r.reconcileFailureDomains(ctx, clients, osc) },
 		func() phaseResult { return r.reconcileEndpoint(ctx, net, cluster, osc, lbReady) },
-	} {
+	)
+	for _, phase := range phases {
 		pr := phase()
 		result = lowestRequeue(result, pr.result)
 		if pr.err != nil {
@@ -277,7 +285,14 @@ func (r *OpenStackClusterReconciler) reconcileNetwork(ctx context.Context, net *
 		return r.fail(osc, infrav1.NetworkReadyCondition, err)
 	}
 	osc.Status.Network = network
-	router, err := net.ReconcileRouter(ctx, name, &osc.Spec, network, external)
+	return phaseResult{}
+}
+
+// reconcileRouter connects the network to the external network; NetworkReady is set once both
+// are done.
+func (r *OpenStackClusterReconciler) reconcileRouter(ctx context.Context, net *networking.Service, cluster *clusterv1.Cluster, osc *infrav1.OpenStackCluster) phaseResult {
+	name := networking.ResourceName(cluster.Namespace, cluster.Name)
+	router, err := net.ReconcileRouter(ctx, name, &osc.Spec, osc.Status.Network, osc.Status.ExternalNetwork)
 	if err != nil {
 		return r.fail(osc, infrav1.NetworkReadyCondition, err)
 	}

@@ -120,6 +120,7 @@ func validateClusterSpecUpdate(oldSpec, newSpec *infrav1.OpenStackClusterSpec, s
 	var errs field.ErrorList
 	if older.APIServerLoadBalancer != nil && newer.APIServerLoadBalancer != nil {
 		warnings, errs = allowLoadBalancerChanges(older.APIServerLoadBalancer, newer.APIServerLoadBalancer, specPath.Child("apiServerLoadBalancer"))
+		errs = append(errs, keepFloatingIPZone(oldSpec, newSpec, specPath)...)
 	}
 
 	errs = append(errs, forbidChanges(specPath, older, newer, immutableDetail)...)
@@ -152,11 +153,36 @@ func allowLoadBalancerChanges(older, newer *infrav1.APIServerLoadBalancer, path 
 				"publish a DNS A record for each new availability zone load balancer once it has an address", path.Child("availabilityZoneSubnets"), newMap[0].AvailabilityZone))
 	}
 	for _, removed := range removedZones(oldMap, newMap) {
+		if len(newMap) == 0 && removed == oldMap[0].AvailabilityZone {
+			warnings = append(warnings, fmt.Sprintf(
+				"%s: the load balancer of availability zone %q becomes the single API server load balancer again, keeping its addresses; "+
+					"point the DNS name at its address only", path.Child("availabilityZoneSubnets"), removed))
+			continue
+		}
 		warnings = append(warnings, fmt.Sprintf(
 			"%s: the load balancer of availability zone %q will be deleted; remove its DNS A record first", path.Child("availabilityZoneSubnets"), removed))
 	}
 	older.AvailabilityZoneSubnets = newMap
 	return warnings, errs
+}
+
+// keepFloatingIPZone refuses to remove the first zone while other zones stay and
+// apiServerFloatingIP is set: that address belongs to the first zone's load balancer, and the
+// next zone's load balancer already has its own floating IP.
+func keepFloatingIPZone(oldSpec, newSpec *infrav1.OpenStackClusterSpec, specPath *field.Path) field.ErrorList {
+	if newSpec.APIServerFloatingIP == nil || *newSpec.APIServerFloatingIP == "" {
+		return nil
+	}
+	oldMap, newMap := oldSpec.APIServerLoadBalancer.AvailabilityZoneSubnets, newSpec.APIServerLoadBalancer.AvailabilityZoneSubnets
+	if len(oldMap) == 0 || len(newMap) == 0 || newMap[0].AvailabilityZone == oldMap[0].AvailabilityZone {
+		return nil
+	}
+	if slices.Contains(removedZones(oldMap, newMap), oldMap[0].AvailabilityZone) {
+		return field.ErrorList{field.Forbidden(specPath.Child("apiServerLoadBalancer", "availabilityZoneSubnets"), fmt.Sprintf(
+			"availability zone %q carries spec.apiServerFloatingIP %s and cannot be removed while other zones stay; "+
+				"remove all zones to return to a single load balancer, or keep %q", oldMap[0].AvailabilityZone, *newSpec.APIServerFloatingIP, oldMap[0].AvailabilityZone))}
+	}
+	return nil
 }
 
 // validateAZSubnetsUpdate rejects changes that would silently move an existing load balancer: a new

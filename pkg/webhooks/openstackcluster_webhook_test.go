@@ -276,7 +276,7 @@ func TestOpenStackClusterValidateUpdate(t *testing.T) {
 			change: func(c *infrav1.OpenStackCluster) {
 				c.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = nil
 			},
-			wantWarnings: []string{`"az1" will be deleted`, `"az2" will be deleted`},
+			wantWarnings: []string{`"az1" becomes the single API server load balancer again, keeping its addresses`, `"az2" will be deleted`},
 		},
 		{
 			name: "the subnet of a zone may not change in place",
@@ -321,6 +321,19 @@ func TestOpenStackClusterValidateUpdate(t *testing.T) {
 				c.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{mapping("az3", sub3), mapping("az2", sub2)}
 			},
 			wantWarnings: []string{`"az1" will be deleted`},
+		},
+		{
+			name: "the first zone may not be removed while it carries the user's floating IP and other zones stay",
+			old: func() *infrav1.OpenStackCluster {
+				c := multiAZCluster()
+				c.Spec.APIServerFloatingIP = ptr.To("203.0.113.5")
+				return c
+			},
+			change: func(c *infrav1.OpenStackCluster) {
+				c.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = c.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets[1:]
+			},
+			wantFields:  []string{"spec.apiServerLoadBalancer.availabilityZoneSubnets"},
+			wantMessage: `availability zone "az1" carries spec.apiServerFloatingIP 203.0.113.5 and cannot be removed while other zones stay`,
 		},
 		{
 			name: "migration: a legacy cluster may add the mapping, the LB network and drop the legacy zone",

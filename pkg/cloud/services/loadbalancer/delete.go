@@ -95,6 +95,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 	case err == nil:
 		s.event("DeletedLoadBalancer", "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
 		s.memory.forgetError(lb.ID)
+		s.memory.forgetPending(lb.ID)
 		return nil
 	case isNotFound(err), isConflict(err):
 		// Gone already, or Octavia is busy with it: the next look tells.

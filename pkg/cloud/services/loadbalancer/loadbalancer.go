@@ -34,9 +34,11 @@ import (
 )
 
 const (
-	// PendingRequeue is how soon a load balancer in PENDING_* is looked at again. Octavia
-	// settles a change in about a second, a new load balancer in 5-8 s.
-	PendingRequeue = 2 * time.Second
+	// PendingRequeue is how soon a load balancer is looked at again after a change, or while it
+	// has been PENDING_* for a short time: Octavia settles a change in about a second, and a new
+	// load balancer in 5-8 s with a fast provider. A load balancer that stays pending longer (an
+	// amphora booting takes minutes) is looked at less often: see pendingInterval.
+	PendingRequeue = time.Second
 	// ErrorRequeue is how soon a load balancer in ERROR is looked at again: the default of
 	// Memory.ErrorInterval.
 	ErrorRequeue = 10 * time.Second
@@ -338,11 +340,16 @@ func (s *Service) applicableCIDRs(ctx context.Context, d *Desired) ([]string, er
 func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) Outcome {
 	switch {
 	case strings.HasPrefix(f.provisioning, "PENDING_"):
-		return waiting(fmt.Sprintf("load balancer %s is %s", f.name, f.provisioning))
+		s.earlyFloatingIP(ctx, d, f, status)
+		out := waiting(fmt.Sprintf("load balancer %s is %s", f.name, f.provisioning))
+		out.RequeueAfter = pendingInterval(s.memory.pendingFor(f.id, time.Now()))
+		return out
 	case f.provisioning == "ERROR":
+		s.memory.forgetPending(f.id)
 		return s.recoverFromError(ctx, d, f)
 	}
 	s.memory.forgetError(f.id)
+	s.memory.forgetPending(f.id)
 
 	if f.name != d.Name || (f.lb != nil && !hasAll(f.lb.Tags, d.Tags)) {
 		return s.renameLoadBalancer(ctx, d, f, status)
@@ -363,6 +370,20 @@ func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *in
 		return out
 	}
 	return Outcome{State: StateReady, Reason: infrav1.ReadyReason}
+}
+
+// earlyFloatingIP gives a load balancer Octavia is still creating its floating IP: the VIP port
+// exists from the create call on, and Neutron does not care about Octavia's state, so the address
+// is ready when the load balancer is (allocating one takes a second or more). A failure here
+// is not reported: the same step runs again once the load balancer is ACTIVE, and reports.
+func (s *Service) earlyFloatingIP(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) {
+	if d.FloatingIP == nil || f.provisioning != "PENDING_CREATE" || (status.IP != "" && status.IP != status.InternalIP) {
+		return
+	}
+	before := status.IP
+	if _, failed := s.reconcileFloatingIP(ctx, d, f, status); failed {
+		status.IP = before
+	}
 }
 
 func hasAll(have, want []string) bool {
@@ -395,6 +416,19 @@ func (s *Service) renameLoadBalancer(ctx context.Context, d *Desired, f *found, 
 	}
 	status.Name, status.Tags = d.Name, tags
 	return waiting(fmt.Sprintf("load balancer %s is being renamed", d.Name))
+}
+
+// pendingInterval is how soon to look again at a load balancer pending for d: every second
+// for the first 15 s, then every 5 s up to two minutes, then every 15 s.
+func pendingInterval(d time.Duration) time.Duration {
+	switch {
+	case d < 15*time.Second:
+		return PendingRequeue
+	case d < 2*time.Minute:
+		return 5 * time.Second
+	default:
+		return 15 * time.Second
+	}
 }
 
 func union(a, b []string) []string {

@@ -93,8 +93,9 @@ func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, record
 }
 
 // Memory is what the controller remembers between reconciles: the capabilities of each cloud,
-// and how many times each load balancer was seen in ERROR. It is safe for concurrent use. Losing
-// it (a restart) costs a few calls and delays an ERROR recovery; nothing else.
+// how many times each load balancer was seen in ERROR, and since when it is pending. It is safe
+// for concurrent use. Losing it (a restart) costs a few calls and delays an ERROR recovery;
+// nothing else.
 type Memory struct {
 	// ErrorInterval is the least time between two observations of a load balancer in ERROR
 	// that count towards its recreation: reconciles triggered in quick succession (by status
@@ -104,6 +105,8 @@ type Memory struct {
 	mu           sync.Mutex
 	capabilities map[string]*capabilities
 	errorSeen    map[string]*errorObservation
+	// pendingSince is when each load balancer was first seen PENDING_* in a row.
+	pendingSince map[string]time.Time
 }
 
 type errorObservation struct {
@@ -113,7 +116,8 @@ type errorObservation struct {
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
-	return &Memory{ErrorInterval: ErrorRequeue, capabilities: map[string]*capabilities{}, errorSeen: map[string]*errorObservation{}}
+	return &Memory{ErrorInterval: ErrorRequeue, capabilities: map[string]*capabilities{}, errorSeen: map[string]*errorObservation{},
+		pendingSince: map[string]time.Time{}}
 }
 
 // seenInError records an observation of a load balancer in ERROR and returns how many
@@ -131,6 +135,24 @@ func (m *Memory) seenInError(id string, now time.Time) int {
 		o.last = now
 	}
 	return o.count
+}
+
+// pendingFor records that a load balancer is pending and returns for how long it has been.
+func (m *Memory) pendingFor(id string, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	since, ok := m.pendingSince[id]
+	if !ok {
+		m.pendingSince[id] = now
+		return 0
+	}
+	return now.Sub(since)
+}
+
+func (m *Memory) forgetPending(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.pendingSince, id)
 }
 
 func (m *Memory) forgetError(id string) {

@@ -1,0 +1,163 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	. "github.com/onsi/gomega"
+	"go.uber.org/mock/gomock"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/mock"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+)
+
+// These unit tests (mocks, no API server) pin how the spec and the status become the load
+// balancers to converge: which subnet each zone gets, what is refused and how it is worded, and
+// that what the status already knows costs no call.
+
+func planFixture(t *testing.T) (*OpenStackClusterReconciler, *networking.Service, *mock.MockNetworkClient, *clusterv1.Cluster, *infrav1.OpenStackCluster) {
+	ctrl := gomock.NewController(t)
+	client := mock.NewMockNetworkClient(ctrl)
+	osc := &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}
+	osc.Spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: "api.example.com", Port: 6443}
+	osc.Spec.APIServerFloatingIP = ptr.To("172.24.4.99")
+	osc.Spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), Network: &infrav1.NetworkParam{ID: ptr.To("lb-net")}}
+	osc.Status.ExternalNetwork = &infrav1.NetworkStatus{ID: "public"}
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}
+	return &OpenStackClusterReconciler{}, networking.NewService(client, events.NewFakeRecorder(10), osc), client, cluster, osc
+}
+
+func mapping(az string, subnet infrav1.SubnetParam) infrav1.AZSubnetMapping {
+	return infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: subnet}
+}
+
+func TestPlanResolvesEveryMappingAndRefusesPrecisely(t *testing.T) {
+	g := NewWithT(t)
+	r, net, client, cluster, osc := planFixture(t)
+	osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{
+		mapping("az1", infrav1.SubnetParam{ID: ptr.To("sub-1")}),
+		mapping("az2", infrav1.SubnetParam{ID: ptr.To("sub-2")}),
+		mapping("az3", infrav1.SubnetParam{Filter: &infrav1.SubnetFilter{Name: "lb-az3"}}),
+		mapping("az4", infrav1.SubnetParam{ID: ptr.To("sub-4")}),
+		mapping("az5", infrav1.SubnetParam{Filter: &infrav1.SubnetFilter{Name: "lb-az5"}}),
+	}
+	client.EXPECT().GetNetwork(ctx, "lb-net").Return(&networks.Network{ID: "lb-net", Name: "lb"}, nil)
+	client.EXPECT().GetSubnet(ctx, "sub-1").Return(&subnets.Subnet{ID: "sub-1", Name: "lb-az1", NetworkID: "lb-net", CIDR: "10.0.1.0/24"}, nil)
+	client.EXPECT().GetSubnet(ctx, "sub-2").Return(&subnets.Subnet{ID: "sub-2", Name: "elsewhere", NetworkID: "net-9"}, nil)
+	client.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "lb-net", Name: "lb-az3"}).Return(nil, nil)
+	client.EXPECT().GetSubnet(ctx, "sub-4").Return(nil, gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusNotFound})
+	client.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "lb-net", Name: "lb-az5"}).Return([]subnets.Subnet{{ID: "sub-5", NetworkID: "lb-net"}}, nil)
+
+	plan, err := r.planLoadBalancers(ctx, net, cluster, osc)
+	g.Expect(err).NotTo(HaveOccurred(), "a wrong mapping concerns its zone only")
+	g.Expect(plan.desired).To(HaveLen(2))
+	az1, az5 := plan.desired[0], plan.desired[1]
+	g.Expect(az1.Name).To(Equal("k8s-clusterapi-cluster-ns-c-az1-kubeapi"))
+	g.Expect(az1.OctaviaAZ).To(Equal("az1"))
+	g.Expect(az1.Subnet).To(Equal(&infrav1.Subnet{ID: "sub-1", Name: "lb-az1", CIDR: "10.0.1.0/24"}))
+	g.Expect(az1.Network.ID).To(Equal("lb-net"))
+	g.Expect(az1.FormerNames).To(Equal([]string{"k8s-clusterapi-cluster-ns-c-kubeapi"}), "the first zone inherits the legacy load balancer")
+	g.Expect(az1.FloatingIP.Address).To(Equal("172.24.4.99"), "the user's floating IP belongs to the first zone")
+	g.Expect(az5.Subnet.ID).To(Equal("sub-5"))
+	g.Expect(az5.FormerNames).To(BeEmpty())
+	g.Expect(az5.FloatingIP.Address).To(BeEmpty())
+	g.Expect(az5.FloatingIP.Description).To(Equal(loadbalancer.FloatingIPDescription("ns", "c", "az5")))
+
+	messages := map[string]string{}
+	for _, o := range plan.invalid {
+		g.Expect(o.State).To(Equal(loadbalancer.StateInvalid))
+		g.Expect(o.Reason).To(Equal(infrav1.LoadBalancerConfigurationErrorReason))
+		messages[o.AvailabilityZone] = o.Message
+	}
+	g.Expect(messages).To(Equal(map[string]string{
+		"az2": "spec.apiServerLoadBalancer.availabilityZoneSubnets[1].subnet (availability zone az2).id: subnet elsewhere (sub-2) is on network net-9, not on network lb-net; nothing is provisioned for it",
+		"az3": "spec.apiServerLoadBalancer.availabilityZoneSubnets[2].subnet (availability zone az3).filter {name=lb-az3} matches 0 subnets on network lb-net, want exactly one; nothing is provisioned for it",
+		"az4": "spec.apiServerLoadBalancer.availabilityZoneSubnets[3].subnet (availability zone az4).id: subnet sub-4 does not exist; nothing is provisioned for it",
+	}))
+}
+
+func TestPlanReusesTheStatusAndFindsRemovedZones(t *testing.T) {
+	g := NewWithT(t)
+	r, net, _, cluster, osc := planFixture(t)
+	osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{
+		mapping("az1", infrav1.SubnetParam{ID: ptr.To("sub-1")}),
+		mapping("az2", infrav1.SubnetParam{Filter: &infrav1.SubnetFilter{Name: "lb-az2"}}),
+	}
+	entry := func(az, subnet string) infrav1.LoadBalancer {
+		return infrav1.LoadBalancer{Name: loadbalancer.Name("ns", "c", az), ID: az + "-id", AvailabilityZone: az,
+			LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "lb-net"}, Subnets: []infrav1.Subnet{{ID: subnet}}}}
+	}
+	osc.Status.APIServerLoadBalancers = []infrav1.LoadBalancer{entry("az1", "sub-1"), entry("az2", "sub-2"), entry("az3", "sub-3")}
+
+	// No call is expected: the mock fails the test on any.
+	plan, err := r.planLoadBalancers(ctx, net, cluster, osc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(plan.invalid).To(BeEmpty())
+	g.Expect(plan.desired).To(HaveLen(2))
+	g.Expect(plan.desired[1].Subnet.ID).To(Equal("sub-2"))
+	g.Expect(plan.known[0].ID).To(Equal("az1-id"))
+	g.Expect(plan.known[1].ID).To(Equal("az2-id"))
+	g.Expect(plan.stale).To(HaveLen(1))
+	g.Expect(plan.stale[0].AvailabilityZone).To(Equal("az3"))
+
+	removal := staleRemoval(cluster, osc, plan.stale)
+	g.Expect(removal.Names).To(Equal([]string{"k8s-clusterapi-cluster-ns-c-az3-kubeapi"}))
+	g.Expect(removal.IDs).To(Equal([]string{"az3-id"}))
+	g.Expect(removal.KeepAddress).To(Equal("172.24.4.99"))
+	g.Expect(removal.AllTagged).To(BeFalse(), "only the removed zone goes")
+}
+
+func TestPlanBackToASingleLoadBalancerKeepsTheFirstZones(t *testing.T) {
+	g := NewWithT(t)
+	r, net, _, cluster, osc := planFixture(t)
+	first := infrav1.LoadBalancer{Name: loadbalancer.Name("ns", "c", "az1"), ID: "az1-id", AvailabilityZone: "az1",
+		LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "lb-net"}, Subnets: []infrav1.Subnet{{ID: "sub-1"}}}}
+	second := first
+	second.Name, second.ID, second.AvailabilityZone = loadbalancer.Name("ns", "c", "az2"), "az2-id", "az2"
+	osc.Status.APIServerLoadBalancer = &first
+	osc.Status.APIServerLoadBalancers = []infrav1.LoadBalancer{first, second}
+
+	plan, err := r.planLoadBalancers(ctx, net, cluster, osc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(plan.desired).To(HaveLen(1))
+	d := plan.desired[0]
+	g.Expect(d.Name).To(Equal("k8s-clusterapi-cluster-ns-c-kubeapi"))
+	g.Expect(d.FormerNames).To(Equal([]string{first.Name}), "the first zone's load balancer is renamed back, its VIP kept")
+	g.Expect(d.Subnet.ID).To(Equal("sub-1"))
+	g.Expect(plan.known[0].ID).To(Equal("az1-id"))
+	g.Expect(plan.stale).To(HaveLen(1))
+	g.Expect(plan.stale[0].AvailabilityZone).To(Equal("az2"))
+}
+
+func TestDNSHostProblem(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(dnsHostProblem(&clusterv1.APIEndpoint{Host: "api.example.com"})).To(BeEmpty())
+	g.Expect(dnsHostProblem(nil)).To(ContainSubstring("availabilityZoneSubnets needs an explicit endpoint"))
+	g.Expect(dnsHostProblem(&clusterv1.APIEndpoint{Host: "192.0.2.10"})).To(ContainSubstring("spec.controlPlaneEndpoint.host 192.0.2.10 is an IP address"))
+	g.Expect(dnsHostProblem(&clusterv1.APIEndpoint{Host: "2001:db8::1"})).To(ContainSubstring("is an IP address"))
+}

@@ -1,0 +1,485 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package benchmark
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
+	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+)
+
+// BenchmarkRealCloud drives the cluster reconciler against a real OpenStack in real time, with
+// the requeues a manager would make, and reports what a user sees: seconds from apply to every
+// load balancer ready (ready-s) and to the OpenStackCluster provisioned (provisioned-s: with
+// availabilityZoneSubnets one zone ready is enough), OpenStack calls per converged reconcile,
+// seconds spent inside reconciles (on OpenStack calls: nothing waits there), and seconds from
+// delete to the finalizer removed. It fails when anything is left behind. Skipped without a
+// cloud:
+//
+//	CAPO_BENCH_CLOUDS_YAML=/path/clouds.yaml CAPO_BENCH_CLOUD=mycloud CAPO_BENCH_ZONES=az1,az2 \
+//	  go test -run '^$' -bench RealCloud -benchtime 1x ./test/benchmark/
+//
+// CAPO_BENCH_VERBOSE=1 logs each reconcile with the calls it made and their latency. It runs the
+// single load balancer mode (as upstream CAPO users have it) and the multi-AZ mode over the first
+// two and three zones listed (default az1,az2). The cluster gets its own
+// network and router; the multi-AZ load balancer network, with one subnet per zone, is created
+// and deleted by the benchmark as an operator would.
+func BenchmarkRealCloud(b *testing.B) {
+	path, cloudName := os.Getenv("CAPO_BENCH_CLOUDS_YAML"), os.Getenv("CAPO_BENCH_CLOUD")
+	if path == "" || cloudName == "" {
+		b.Skip("CAPO_BENCH_CLOUDS_YAML and CAPO_BENCH_CLOUD are not set")
+	}
+	zones := strings.Split(os.Getenv("CAPO_BENCH_ZONES"), ",")
+	if zones[0] == "" {
+		zones = []string{"az1", "az2"}
+	}
+	cloudsYAML, err := os.ReadFile(path)
+	must(b, err)
+	cases := []int{1}
+	for n := 2; n <= len(zones) && n <= 3; n++ {
+		cases = append(cases, n)
+	}
+	for _, n := range cases {
+		mode := "single"
+		if n > 1 {
+			mode = fmt.Sprintf("zones=%d", n)
+		}
+		b.Run(mode, func(b *testing.B) {
+			var last realRun
+			for b.Loop() {
+				last = driveReal(b, cloudsYAML, cloudName, zones[:n], n > 1)
+			}
+			b.ReportMetric(last.ready.Seconds(), "ready-s")
+			b.ReportMetric(last.provisioned.Seconds(), "provisioned-s")
+			b.ReportMetric(last.inReconcile.Seconds(), "in-reconcile-s")
+			b.ReportMetric(float64(last.steadyCalls), "calls/steady-reconcile")
+			b.ReportMetric(last.deletion.Seconds(), "delete-s")
+		})
+	}
+}
+
+// BenchmarkRealCloudOctaviaAlone is the floor the figures above compare with: how long the
+// same cloud's Octavia takes to bring 1, 2 or 3 load balancers created at once (each with two
+// listeners, pools and monitors, fully populated as the controller creates them) to ACTIVE,
+// polled every 250 ms with nothing else running. Same variables as BenchmarkRealCloud.
+func BenchmarkRealCloudOctaviaAlone(b *testing.B) {
+	path, cloudName := os.Getenv("CAPO_BENCH_CLOUDS_YAML"), os.Getenv("CAPO_BENCH_CLOUD")
+	if path == "" || cloudName == "" {
+		b.Skip("CAPO_BENCH_CLOUDS_YAML and CAPO_BENCH_CLOUD are not set")
+	}
+	zones := strings.Split(os.Getenv("CAPO_BENCH_ZONES"), ",")
+	if zones[0] == "" {
+		zones = []string{"az1", "az2"}
+	}
+	cloudsYAML, err := os.ReadFile(path)
+	must(b, err)
+	scheme, err := managerscheme.New()
+	must(b, err)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: "bench"}, Data: map[string][]byte{scope.CloudsSecretKey: cloudsYAML}}
+	factory := &scope.SecretFactory{Reader: fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard()}
+	ctx := context.Background()
+	cl, err := factory.NewClients(ctx, "bench", &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: cloudName})
+	must(b, err)
+	netw, err := cl.Network.CreateNetwork(ctx, networks.CreateOpts{Name: "bench-octavia-alone"})
+	must(b, err)
+	defer func() { _ = cl.Network.DeleteNetwork(ctx, netw.ID) }()
+	sn, err := cl.Network.CreateSubnet(ctx, subnets.CreateOpts{NetworkID: netw.ID, IPVersion: 4, CIDR: "10.31.0.0/24"})
+	must(b, err)
+
+	for n := 1; n <= len(zones) && n <= 3; n++ {
+		b.Run(fmt.Sprintf("lbs=%d", n), func(b *testing.B) {
+			var active time.Duration
+			for b.Loop() {
+				active = octaviaAlone(b, ctx, cl, sn.ID, zones[:n])
+			}
+			b.ReportMetric(active.Seconds(), "active-s")
+		})
+	}
+}
+
+func octaviaAlone(b *testing.B, ctx context.Context, cl *scope.Clients, subnetID string, zones []string) time.Duration {
+	start := time.Now()
+	ids := make([]string, len(zones))
+	var wg sync.WaitGroup
+	errs := make([]error, len(zones))
+	for i, az := range zones {
+		wg.Go(func() {
+			var ls []listeners.CreateOpts
+			for _, port := range []int{6443, 8132} {
+				name := fmt.Sprintf("bench-alone-%s-%d", az, port)
+				ls = append(ls, listeners.CreateOpts{Name: name, Protocol: listeners.ProtocolTCP, ProtocolPort: port,
+					DefaultPool: &pools.CreateOpts{Name: name, Protocol: pools.ProtocolTCP, LBMethod: pools.LBMethodRoundRobin,
+						Monitor: monitors.CreateOpts{Name: name, Type: monitors.TypeTCP, Delay: 10, Timeout: 5, MaxRetries: 5}}})
+			}
+			lb, err := cl.LoadBalancer.CreateLoadBalancer(ctx, loadbalancers.CreateOpts{Name: "bench-alone-" + az, VipSubnetID: subnetID,
+				AvailabilityZone: az, Listeners: ls})
+			if err == nil {
+				ids[i] = lb.ID
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	defer func() {
+		for _, id := range ids {
+			if id == "" {
+				continue
+			}
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+				err := cl.LoadBalancer.DeleteLoadBalancer(ctx, id, loadbalancers.DeleteOpts{Cascade: true})
+				if err == nil || gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+					break
+				}
+			}
+		}
+		for _, id := range ids {
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+				if _, err := cl.LoadBalancer.GetLoadBalancer(ctx, id); gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+					break
+				}
+			}
+		}
+	}()
+	for _, err := range errs {
+		must(b, err)
+	}
+	for deadline := start.Add(3 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("not ACTIVE after 3 minutes")
+		}
+		all := true
+		for _, id := range ids {
+			lb, err := cl.LoadBalancer.GetLoadBalancer(ctx, id)
+			must(b, err)
+			all = all && lb.ProvisioningStatus == "ACTIVE"
+		}
+		if all {
+			return time.Since(start)
+		}
+	}
+}
+
+type realRun struct {
+	ready, provisioned, inReconcile, deletion time.Duration
+	steadyCalls                               int
+}
+
+func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string, multi bool) realRun {
+	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
+	scheme, err := managerscheme.New()
+	must(b, err)
+	ns := "bench"
+	name := fmt.Sprintf("b%d", time.Now().UnixNano()%1_000_000)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: ns}, Data: map[string][]byte{scope.CloudsSecretKey: cloudsYAML}}
+	ref := &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: cloudName}
+
+	secrets := fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build()
+	factory := &scope.SecretFactory{Reader: secrets, Log: logr.Discard()}
+	cl, err := factory.NewClients(ctx, ns, ref)
+	must(b, err)
+
+	spec := infrav1.OpenStackClusterSpec{
+		IdentityRef:           ref,
+		ManagedSubnets:        []infrav1.SubnetSpec{{CIDR: "10.6.0.0/24"}},
+		ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{},
+		APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), AdditionalPorts: []int{8132}},
+	}
+	var cleanup []func()
+	defer func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}()
+	if multi {
+		lbNet, err := cl.Network.CreateNetwork(ctx, networks.CreateOpts{Name: name + "-lb"})
+		must(b, err)
+		cleanup = append(cleanup, func() { _ = cl.Network.DeleteNetwork(ctx, lbNet.ID) })
+		ext, err := cl.Network.ListNetworks(ctx, externalOnly{})
+		must(b, err)
+		if len(ext) == 0 {
+			b.Fatal("no external network")
+		}
+		router, err := cl.Network.CreateRouter(ctx, routers.CreateOpts{Name: name + "-lb", GatewayInfo: &routers.GatewayInfo{NetworkID: ext[0].ID}})
+		must(b, err)
+		cleanup = append(cleanup, func() { _ = cl.Network.DeleteRouter(ctx, router.ID) })
+		spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: "api.bench.example.com", Port: 6443}
+		spec.APIServerLoadBalancer.Network = &infrav1.NetworkParam{ID: ptr.To(lbNet.ID)}
+		for i, az := range zones {
+			sn, err := cl.Network.CreateSubnet(ctx, subnets.CreateOpts{NetworkID: lbNet.ID, Name: name + "-lb-" + az, IPVersion: 4, CIDR: fmt.Sprintf("10.30.%d.0/24", i)})
+			must(b, err)
+			_, err = cl.Network.AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: sn.ID})
+			must(b, err)
+			cleanup = append(cleanup, func() {
+				_, _ = cl.Network.RemoveRouterInterface(ctx, router.ID, routers.RemoveInterfaceOpts{SubnetID: sn.ID})
+			})
+			spec.APIServerLoadBalancer.AvailabilityZoneSubnets = append(spec.APIServerLoadBalancer.AvailabilityZoneSubnets,
+				infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(sn.ID)}})
+		}
+	}
+
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: "cluster-uid"}}
+	osc := &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: name, UID: "cluster-uid"}}}, Spec: spec}
+	kube := fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(cluster, osc, secret.DeepCopy()).WithStatusSubresource(osc).Build()
+	r := &controllers.OpenStackClusterReconciler{Client: kube, Recorder: &events.FakeRecorder{},
+		ScopeFactory: &scope.SecretFactory{Reader: kube, Log: logr.Discard()}}
+	key := client.ObjectKeyFromObject(osc)
+
+	var out realRun
+	reconciles := 0
+	verbose := os.Getenv("CAPO_BENCH_VERBOSE") != ""
+	begin := time.Now()
+	// step reconciles once and waits as controller-runtime would: not at all after a change
+	// (its watch event), else the requeue asked for. It reports whether the object is gone.
+	step := func() bool {
+		cur := &infrav1.OpenStackCluster{}
+		if err := kube.Get(ctx, key, cur); apierrors.IsNotFound(err) {
+			return true
+		}
+		start := time.Now()
+		var ops map[string]opTime
+		if verbose {
+			ops = opTimes(b)
+		}
+		res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+		out.inReconcile += time.Since(start)
+		reconciles++
+		if verbose {
+			b.Logf("reconcile %d at %s: %s, requeue %s, err %v; calls: %s", reconciles, start.Sub(begin).Round(time.Millisecond),
+				time.Since(start).Round(time.Millisecond), res.RequeueAfter, err, opDiff(ops, opTimes(b)))
+		}
+		if err != nil {
+			b.Logf("reconcile %d: %v", reconciles, err)
+			time.Sleep(100 * time.Millisecond)
+		}
+		after := &infrav1.OpenStackCluster{}
+		if err := kube.Get(ctx, key, after); apierrors.IsNotFound(err) {
+			return true
+		}
+		if after.ResourceVersion == cur.ResourceVersion {
+			time.Sleep(res.RequeueAfter)
+		}
+		return false
+	}
+
+	start := time.Now()
+	deadline := start.Add(3 * time.Minute)
+	want := 1
+	if multi {
+		want = len(zones)
+	}
+	for !converged(ctx, kube, key, want) {
+		if out.provisioned == 0 && provisioned(ctx, kube, key) {
+			out.provisioned = time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			cur := &infrav1.OpenStackCluster{}
+			_ = kube.Get(ctx, key, cur)
+			b.Fatalf("not ready after 3 minutes: %+v", cur.Status.Conditions)
+		}
+		step()
+	}
+	out.ready = time.Since(start)
+	if out.provisioned == 0 {
+		out.provisioned = out.ready
+	}
+
+	step()
+	before := totalCalls(b)
+	step()
+	out.steadyCalls = totalCalls(b) - before
+
+	cur := &infrav1.OpenStackCluster{}
+	must(b, kube.Get(ctx, key, cur))
+	must(b, kube.Delete(ctx, cur))
+	start = time.Now()
+	deadline = start.Add(3 * time.Minute)
+	for !step() {
+		if time.Now().After(deadline) {
+			b.Fatal("not deleted after 3 minutes")
+		}
+	}
+	out.deletion = time.Since(start)
+
+	// Nothing of the cluster may be left: its load balancers, floating IPs, ports, network,
+	// router and security groups.
+	owned := func(s string) bool { return strings.Contains(s, "-"+ns+"-"+name) || strings.Contains(s, ns+"/"+name) }
+	var left []string
+	lbs, err := cl.LoadBalancer.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
+	must(b, err)
+	for _, lb := range lbs {
+		if owned(lb.Name) {
+			left = append(left, "load balancer "+lb.Name)
+		}
+	}
+	fips, err := cl.Network.ListFloatingIPs(ctx, floatingips.ListOpts{})
+	must(b, err)
+	for _, f := range fips {
+		if owned(f.Description) {
+			left = append(left, "floating IP "+f.FloatingIP)
+		}
+	}
+	nets, err := cl.Network.ListNetworks(ctx, networks.ListOpts{})
+	must(b, err)
+	for _, n := range nets {
+		if owned(n.Name) {
+			left = append(left, "network "+n.Name)
+		}
+	}
+	rs, err := cl.Network.ListRouters(ctx, routers.ListOpts{})
+	must(b, err)
+	for _, x := range rs {
+		if owned(x.Name) {
+			left = append(left, "router "+x.Name)
+		}
+	}
+	sgs, err := cl.Network.ListSecGroups(ctx, groups.ListOpts{})
+	must(b, err)
+	for _, g := range sgs {
+		if owned(g.Name) {
+			left = append(left, "security group "+g.Name)
+		}
+	}
+	ps, err := cl.Network.ListPorts(ctx, ports.ListOpts{})
+	must(b, err)
+	for _, p := range ps {
+		if owned(p.Name) {
+			left = append(left, "port "+p.Name)
+		}
+	}
+	if len(left) > 0 {
+		b.Fatalf("left behind: %s", strings.Join(left, ", "))
+	}
+	return out
+}
+
+// provisioned says whether Cluster API would see the infrastructure as provisioned: with
+// availabilityZoneSubnets, as soon as one zone's load balancer is ready.
+func provisioned(ctx context.Context, kube client.Client, key client.ObjectKey) bool {
+	cur := &infrav1.OpenStackCluster{}
+	return kube.Get(ctx, key, cur) == nil && cur.Status.Initialization != nil && ptr.Deref(cur.Status.Initialization.Provisioned, false)
+}
+
+// externalOnly lists external networks.
+type externalOnly struct{}
+
+func (externalOnly) ToNetworkListQuery() (string, error) { return "?router:external=true", nil }
+
+// totalCalls sums capo_openstack_api_requests_total.
+func totalCalls(b *testing.B) int {
+	families, err := metrics.Registry.Gather()
+	must(b, err)
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "capo_openstack_api_requests_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if c := m.GetCounter(); c != nil {
+				total += c.GetValue()
+			}
+		}
+	}
+	return int(total)
+}
+
+type opTime struct {
+	count uint64
+	sum   float64
+}
+
+// opTimes reads the count and total seconds of each OpenStack operation so far.
+func opTimes(b *testing.B) map[string]opTime {
+	families, err := metrics.Registry.Gather()
+	must(b, err)
+	out := map[string]opTime{}
+	for _, f := range families {
+		if f.GetName() != "capo_openstack_api_request_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var op string
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "operation" {
+					op = l.GetValue()
+				}
+			}
+			t := out[op]
+			t.count += m.GetHistogram().GetSampleCount()
+			t.sum += m.GetHistogram().GetSampleSum()
+			out[op] = t
+		}
+	}
+	return out
+}
+
+// opDiff describes the calls made between two opTimes, slowest first.
+func opDiff(before, after map[string]opTime) string {
+	type line struct {
+		op    string
+		count uint64
+		sum   float64
+	}
+	var lines []line
+	for op, a := range after {
+		d := line{op, a.count - before[op].count, a.sum - before[op].sum}
+		if d.count > 0 {
+			lines = append(lines, d)
+		}
+	}
+	slices.SortFunc(lines, func(a, c line) int { return cmp.Compare(c.sum, a.sum) })
+	parts := make([]string, len(lines))
+	for i, l := range lines {
+		parts[i] = fmt.Sprintf("%s×%d %.0fms", l.op, l.count, 1000*l.sum)
+	}
+	return strings.Join(parts, ", ")
+}
