@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -398,7 +399,9 @@ func (r *OpenStackClusterReconciler) reconcileDelete(ctx context.Context, cluste
 	if err := net.DeleteAPIServerFloatingIP(ctx, networking.APIServerFloatingIPDescription(cluster.Namespace, cluster.Name)); err != nil {
 		return ctrl.Result{}, err
 	}
-	// The load balancers go first: their VIP ports are on the networks deleted below.
+	// The load balancers go first when their VIP ports may be on the cluster network. While
+	// Octavia deletes them, what does not depend on them goes too: the security groups always
+	// (Octavia's ports do not use them), the router and network when every VIP is elsewhere.
 	lbs := loadbalancer.NewService(clients.LoadBalancer, clients.Network, r.Recorder, osc, r.lbMemory(), clients.CloudKey)
 	done, err := lbs.Delete(ctx, clusterRemoval(cluster, osc))
 	if err != nil {
@@ -407,10 +410,25 @@ func (r *OpenStackClusterReconciler) reconcileDelete(ctx context.Context, cluste
 	if !done {
 		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
 			"waiting for Octavia to delete the API server load balancers")
+		if _, err := r.deleteNetworking(ctx, net, cluster, osc, vipsOffClusterNetwork(osc)); err != nil {
+			return ctrl.Result{}, err
+		}
 		return ctrl.Result{RequeueAfter: deleteRequeue}, nil
 	}
 	osc.Status.APIServerLoadBalancer, osc.Status.APIServerLoadBalancers = nil, nil
 	loadbalancer.ForgetCluster(cluster.Namespace, cluster.Name)
+	if result, err := r.deleteNetworking(ctx, net, cluster, osc, true); err != nil || !result.IsZero() {
+		return result, err
+	}
+	controllerutil.RemoveFinalizer(osc, infrav1.ClusterFinalizer)
+	return ctrl.Result{}, nil
+}
+
+// deleteNetworking deletes the security groups and, with withNetwork, the router and network the
+// controller created. A zero result means all of it is gone. What the controller created is
+// found by name, not by status, so that a cluster whose status was lost still leaves nothing
+// behind.
+func (r *OpenStackClusterReconciler) deleteNetworking(ctx context.Context, net *networking.Service, cluster *clusterv1.Cluster, osc *infrav1.OpenStackCluster, withNetwork bool) (ctrl.Result, error) {
 	waiting := func(err error, condition string) (ctrl.Result, error) {
 		if errors.Is(err, networking.ErrWaitingForPorts) {
 			setCondition(osc, condition, metav1.ConditionFalse, infrav1.WaitingForPortsReason, "waiting for servers and load balancers to leave the network")
@@ -418,14 +436,15 @@ func (r *OpenStackClusterReconciler) reconcileDelete(ctx context.Context, cluste
 		}
 		return ctrl.Result{}, err
 	}
-	// What the controller created is found by name, not by status, so that a cluster whose
-	// status was lost still leaves nothing behind.
-	if osc.Spec.ManagedSecurityGroups != nil {
+	if osc.Spec.ManagedSecurityGroups != nil && (osc.Status.ControlPlaneSecurityGroup != nil || osc.Status.WorkerSecurityGroup != nil || withNetwork) {
 		if err := net.DeleteManagedSecurityGroups(ctx, cluster.Namespace, cluster.Name); err != nil {
 			return waiting(err, infrav1.SecurityGroupsReadyCondition)
 		}
 	}
 	osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup = nil, nil
+	if !withNetwork {
+		return ctrl.Result{}, nil
+	}
 	if len(osc.Spec.ManagedSubnets) > 0 {
 		name := networking.ResourceName(cluster.Namespace, cluster.Name)
 		if err := net.DeleteManagedRouter(ctx, name, &osc.Spec); err != nil {
@@ -437,6 +456,33 @@ func (r *OpenStackClusterReconciler) reconcileDelete(ctx context.Context, cluste
 		}
 	}
 	osc.Status.Network = nil
-	controllerutil.RemoveFinalizer(osc, infrav1.ClusterFinalizer)
 	return ctrl.Result{}, nil
+}
+
+// vipsOffClusterNetwork says whether every API server load balancer the status records has its
+// VIP on a network other than the cluster network, so that the network may be deleted while
+// Octavia deletes them. When in doubt it says no.
+func vipsOffClusterNetwork(osc *infrav1.OpenStackCluster) bool {
+	if osc.Status.Network == nil || len(osc.Status.APIServerLoadBalancers) == 0 || osc.Spec.APIServerFloatingIP != nil {
+		return false
+	}
+	entries := append([]infrav1.LoadBalancer{}, osc.Status.APIServerLoadBalancers...)
+	if osc.Status.APIServerLoadBalancer != nil {
+		entries = append(entries, *osc.Status.APIServerLoadBalancer)
+	}
+	clusterSubnet := func(id string) bool {
+		return slices.ContainsFunc(osc.Status.Network.Subnets, func(s infrav1.Subnet) bool { return s.ID == id })
+	}
+	for _, e := range entries {
+		n := e.LoadBalancerNetwork
+		if n == nil || n.ID == "" || n.ID == osc.Status.Network.ID || len(n.Subnets) == 0 {
+			return false
+		}
+		// A load balancer adopted during a migration keeps its VIP where it was, which the
+		// status records as its subnet.
+		if slices.ContainsFunc(n.Subnets, func(s infrav1.Subnet) bool { return clusterSubnet(s.ID) }) {
+			return false
+		}
+	}
+	return true
 }

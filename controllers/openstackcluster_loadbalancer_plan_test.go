@@ -161,3 +161,34 @@ func TestDNSHostProblem(t *testing.T) {
 	g.Expect(dnsHostProblem(&clusterv1.APIEndpoint{Host: "192.0.2.10"})).To(ContainSubstring("spec.controlPlaneEndpoint.host 192.0.2.10 is an IP address"))
 	g.Expect(dnsHostProblem(&clusterv1.APIEndpoint{Host: "2001:db8::1"})).To(ContainSubstring("is an IP address"))
 }
+
+func TestVIPsOffClusterNetwork(t *testing.T) {
+	cluster := &infrav1.OpenStackClusterStatus{Network: &infrav1.NetworkStatusWithSubnets{
+		NetworkStatus: infrav1.NetworkStatus{ID: "cluster-net"}, Subnets: []infrav1.Subnet{{ID: "cluster-sub"}}}}
+	entry := func(network, subnet string) infrav1.LoadBalancer {
+		return infrav1.LoadBalancer{LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{
+			NetworkStatus: infrav1.NetworkStatus{ID: network}, Subnets: []infrav1.Subnet{{ID: subnet}}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		entries []infrav1.LoadBalancer
+		userFIP bool
+		want    bool
+	}{
+		{name: "every VIP on the load balancer network", entries: []infrav1.LoadBalancer{entry("lb-net", "a"), entry("lb-net", "b")}, want: true},
+		{name: "nothing recorded", want: false},
+		{name: "a VIP on the cluster network", entries: []infrav1.LoadBalancer{entry("lb-net", "a"), entry("cluster-net", "cluster-sub")}, want: false},
+		{name: "the inherited load balancer, its VIP still on a cluster subnet", entries: []infrav1.LoadBalancer{entry("lb-net", "cluster-sub")}, want: false},
+		{name: "a VIP whose subnet is unknown", entries: []infrav1.LoadBalancer{{LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "lb-net"}}}}, want: false},
+		{name: "the user's floating IP, which the router must keep serving", entries: []infrav1.LoadBalancer{entry("lb-net", "a")}, userFIP: true, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			osc := &infrav1.OpenStackCluster{Status: *cluster.DeepCopy()}
+			osc.Status.APIServerLoadBalancers = tc.entries
+			if tc.userFIP {
+				osc.Spec.APIServerFloatingIP = ptr.To("203.0.113.5")
+			}
+			NewWithT(t).Expect(vipsOffClusterNetwork(osc)).To(Equal(tc.want))
+		})
+	}
+}

@@ -65,6 +65,8 @@ type NetworkClient interface {
 	DeleteSecGroup(ctx context.Context, id string) error
 	ListSecGroupRules(ctx context.Context, opts rules.ListOpts) ([]rules.SecGroupRule, error)
 	CreateSecGroupRule(ctx context.Context, opts rules.CreateOptsBuilder) (*rules.SecGroupRule, error)
+	// CreateSecGroupRules creates several rules in one request; Neutron creates all or none.
+	CreateSecGroupRules(ctx context.Context, opts []rules.CreateOpts) ([]rules.SecGroupRule, error)
 	DeleteSecGroupRule(ctx context.Context, id string) error
 
 	ListFloatingIPs(ctx context.Context, opts floatingips.ListOptsBuilder) ([]floatingips.FloatingIP, error)
@@ -216,6 +218,10 @@ func (n *networkClient) ListSecGroupRules(ctx context.Context, opts rules.ListOp
 
 func (n *networkClient) CreateSecGroupRule(ctx context.Context, opts rules.CreateOptsBuilder) (*rules.SecGroupRule, error) {
 	return call(serviceNetwork, "CreateSecGroupRule", func() (*rules.SecGroupRule, error) { return rules.Create(ctx, n.c, opts).Extract() })
+}
+
+func (n *networkClient) CreateSecGroupRules(ctx context.Context, opts []rules.CreateOpts) ([]rules.SecGroupRule, error) {
+	return call(serviceNetwork, "CreateSecGroupRules", func() ([]rules.SecGroupRule, error) { return rules.CreateBulk(ctx, n.c, opts).Extract() })
 }
 
 func (n *networkClient) DeleteSecGroupRule(ctx context.Context, id string) error {

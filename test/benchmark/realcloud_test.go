@@ -352,52 +352,43 @@ func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string
 
 	// Nothing of the cluster may be left: its load balancers, floating IPs, ports, network,
 	// router and security groups.
-	owned := func(s string) bool { return strings.Contains(s, "-"+ns+"-"+name) || strings.Contains(s, ns+"/"+name) }
-	var left []string
-	lbs, err := cl.LoadBalancer.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
-	must(b, err)
-	for _, lb := range lbs {
-		if owned(lb.Name) {
-			left = append(left, "load balancer "+lb.Name)
-		}
-	}
-	fips, err := cl.Network.ListFloatingIPs(ctx, floatingips.ListOpts{})
-	must(b, err)
-	for _, f := range fips {
-		if owned(f.Description) {
-			left = append(left, "floating IP "+f.FloatingIP)
-		}
-	}
-	nets, err := cl.Network.ListNetworks(ctx, networks.ListOpts{})
-	must(b, err)
-	for _, n := range nets {
-		if owned(n.Name) {
-			left = append(left, "network "+n.Name)
-		}
-	}
-	rs, err := cl.Network.ListRouters(ctx, routers.ListOpts{})
-	must(b, err)
-	for _, x := range rs {
-		if owned(x.Name) {
-			left = append(left, "router "+x.Name)
-		}
-	}
-	sgs, err := cl.Network.ListSecGroups(ctx, groups.ListOpts{})
-	must(b, err)
-	for _, g := range sgs {
-		if owned(g.Name) {
-			left = append(left, "security group "+g.Name)
-		}
-	}
-	ps, err := cl.Network.ListPorts(ctx, ports.ListOpts{})
-	must(b, err)
-	for _, p := range ps {
-		if owned(p.Name) {
-			left = append(left, "port "+p.Name)
-		}
-	}
-	if len(left) > 0 {
+	if left := leftOf(ctx, b, cl, ns, name); len(left) > 0 {
 		b.Fatalf("left behind: %s", strings.Join(left, ", "))
+	}
+	return out
+}
+
+// leftOf lists what carries the name of cluster ns/name: load balancers, floating IPs (by their
+// description), networks, routers, security groups and ports.
+func leftOf(ctx context.Context, b *testing.B, cl *scope.Clients, ns, name string) []string {
+	var names []string
+	add := func(kind string, err error, values ...string) {
+		must(b, err)
+		for _, v := range values {
+			if strings.Contains(v, "-"+ns+"-"+name) || strings.Contains(v, ns+"/"+name) {
+				names = append(names, kind+" "+v)
+			}
+		}
+	}
+	lbs, err := cl.LoadBalancer.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
+	add("load balancer", err, pluck(lbs, func(x loadbalancers.LoadBalancer) string { return x.Name })...)
+	fips, err := cl.Network.ListFloatingIPs(ctx, floatingips.ListOpts{})
+	add("floating IP", err, pluck(fips, func(x floatingips.FloatingIP) string { return x.Description })...)
+	nets, err := cl.Network.ListNetworks(ctx, networks.ListOpts{})
+	add("network", err, pluck(nets, func(x networks.Network) string { return x.Name })...)
+	rs, err := cl.Network.ListRouters(ctx, routers.ListOpts{})
+	add("router", err, pluck(rs, func(x routers.Router) string { return x.Name })...)
+	sgs, err := cl.Network.ListSecGroups(ctx, groups.ListOpts{})
+	add("security group", err, pluck(sgs, func(x groups.SecGroup) string { return x.Name })...)
+	ps, err := cl.Network.ListPorts(ctx, ports.ListOpts{})
+	add("port", err, pluck(ps, func(x ports.Port) string { return x.Name })...)
+	return names
+}
+
+func pluck[T any](items []T, f func(T) string) []string {
+	out := make([]string, len(items))
+	for i := range items {
+		out[i] = f(items[i])
 	}
 	return out
 }

@@ -373,6 +373,30 @@ func TestSecurityGroupFilters(t *testing.T) {
 	g.Expect(rs).To(HaveLen(1))
 }
 
+func TestSecurityGroupRulesInBulkAreAllOrNothing(t *testing.T) {
+	g := NewWithT(t)
+	c := New(Options{})
+	sg, err := c.Network().CreateSecGroup(ctx, groups.CreateOpts{Name: "cp"})
+	g.Expect(err).NotTo(HaveOccurred())
+	made, err := c.Network().CreateSecGroupRules(ctx, []rules.CreateOpts{
+		{SecGroupID: sg.ID, Direction: "ingress", EtherType: "IPv4", Protocol: "tcp", PortRangeMin: 6443, PortRangeMax: 6443},
+		{SecGroupID: sg.ID, Direction: "ingress", EtherType: "IPv4", Protocol: "tcp", PortRangeMin: 10250, PortRangeMax: 10250},
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(made).To(HaveLen(2))
+	g.Expect(made[0].ID).NotTo(Equal(made[1].ID))
+	g.Expect(made[1].PortRangeMin).To(Equal(10250))
+
+	_, err = c.Network().CreateSecGroupRules(ctx, []rules.CreateOpts{
+		{SecGroupID: sg.ID, Direction: "ingress", EtherType: "IPv4"},
+		{SecGroupID: "missing", Direction: "ingress", EtherType: "IPv4"},
+	})
+	g.Expect(err).To(HaveOccurred())
+	rs, err := c.Network().ListSecGroupRules(ctx, rules.ListOpts{SecGroupID: sg.ID})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(rs).To(HaveLen(2), "a failed bulk request creates nothing")
+}
+
 func TestFactory(t *testing.T) {
 	g := NewWithT(t)
 	c := New(Options{})

@@ -589,19 +589,52 @@ func (a *networkAPI) ListSecGroupRules(_ context.Context, opts rules.ListOpts) (
 
 func (a *networkAPI) CreateSecGroupRule(_ context.Context, opts rules.CreateOptsBuilder) (*rules.SecGroupRule, error) {
 	return locked(a.c, "CreateSecGroupRule", func(c *Cloud) (*rules.SecGroupRule, error) {
-		body, err := requestBody(opts)
+		r, err := c.secGroupRule(opts)
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := c.net.groups.get(str(body, "security_group_id")); !ok {
-			return nil, notFound("Security group", str(body, "security_group_id"))
-		}
-		r := &rules.SecGroupRule{}
-		decodeInto(body, r)
-		r.ID = c.newID("rule")
-		c.net.rules.add(r.ID, r)
+		c.addSecGroupRule(r)
 		return clone(r), nil
 	})
+}
+
+// CreateSecGroupRules creates every rule or, as Neutron's bulk create, none.
+func (a *networkAPI) CreateSecGroupRules(_ context.Context, opts []rules.CreateOpts) ([]rules.SecGroupRule, error) {
+	return locked(a.c, "CreateSecGroupRules", func(c *Cloud) ([]rules.SecGroupRule, error) {
+		made := make([]*rules.SecGroupRule, len(opts))
+		for i := range opts {
+			r, err := c.secGroupRule(opts[i])
+			if err != nil {
+				return nil, err
+			}
+			made[i] = r
+		}
+		out := make([]rules.SecGroupRule, len(made))
+		for i, r := range made {
+			c.addSecGroupRule(r)
+			out[i] = *clone(r)
+		}
+		return out, nil
+	})
+}
+
+// secGroupRule checks a rule request and builds the rule, without storing it.
+func (c *Cloud) secGroupRule(opts rules.CreateOptsBuilder) (*rules.SecGroupRule, error) {
+	body, err := requestBody(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c.net.groups.get(str(body, "security_group_id")); !ok {
+		return nil, notFound("Security group", str(body, "security_group_id"))
+	}
+	r := &rules.SecGroupRule{}
+	decodeInto(body, r)
+	return r, nil
+}
+
+func (c *Cloud) addSecGroupRule(r *rules.SecGroupRule) {
+	r.ID = c.newID("rule")
+	c.net.rules.add(r.ID, r)
 }
 
 func (a *networkAPI) DeleteSecGroupRule(_ context.Context, id string) error {

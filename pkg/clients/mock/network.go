@@ -170,6 +170,21 @@ func (mr *MockNetworkClientMockRecorder) CreateSecGroupRule(ctx, opts any) *gomo
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateSecGroupRule", reflect.TypeOf((*MockNetworkClient)(nil).CreateSecGroupRule), ctx, opts)
 }
 
+// CreateSecGroupRules mocks base method.
+func (m *MockNetworkClient) CreateSecGroupRules(ctx context.Context, opts []rules.CreateOpts) ([]rules.SecGroupRule, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "CreateSecGroupRules", ctx, opts)
+	ret0, _ := ret[0].([]rules.SecGroupRule)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// CreateSecGroupRules indicates an expected call of CreateSecGroupRules.
+func (mr *MockNetworkClientMockRecorder) CreateSecGroupRules(ctx, opts any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateSecGroupRules", reflect.TypeOf((*MockNetworkClient)(nil).CreateSecGroupRules), ctx, opts)
+}
+
 // CreateSubnet mocks base method.
 func (m *MockNetworkClient) CreateSubnet(ctx context.Context, opts subnets.CreateOptsBuilder) (*subnets.Subnet, error) {
 	m.ctrl.T.Helper()

@@ -255,21 +255,27 @@ func (s *Service) reconcileRules(ctx context.Context, group *groupWithRules, wan
 			return fmt.Errorf("deleting rule %s of security group %s: %w", have[i].ID, group.Name, err)
 		}
 	}
-	created := map[ruleKey]bool{}
+	// The missing rules are created in one request: a new group's rules cost one call, and
+	// Neutron creates all of them or none.
+	var missing []rules.CreateOpts
+	planned := map[ruleKey]bool{}
 	for _, d := range want {
 		exists := slices.ContainsFunc(have, func(r rules.SecGroupRule) bool { return keyOf(&r) == d.key })
-		if exists || created[d.key] {
+		if exists || planned[d.key] {
 			continue
 		}
-		opts := rules.CreateOpts{
+		missing = append(missing, rules.CreateOpts{
 			SecGroupID: group.ID, Description: d.description, Direction: rules.RuleDirection(d.key.direction),
 			EtherType: rules.RuleEtherType(d.key.etherType), Protocol: rules.RuleProtocol(d.key.protocol),
 			PortRangeMin: d.key.portMin, PortRangeMax: d.key.portMax, RemoteIPPrefix: d.key.remoteIPPrefix, RemoteGroupID: d.key.remoteGroupID,
-		}
-		if _, err := s.client.CreateSecGroupRule(ctx, opts); err != nil {
-			return fmt.Errorf("creating rule %q in security group %s: %w", d.description, group.Name, err)
-		}
-		created[d.key] = true
+		})
+		planned[d.key] = true
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if _, err := s.client.CreateSecGroupRules(ctx, missing); err != nil {
+		return fmt.Errorf("creating %d rules in security group %s: %w", len(missing), group.Name, err)
 	}
 	return nil
 }
