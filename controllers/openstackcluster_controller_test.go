@@ -81,6 +81,19 @@ func managedSpec() infrav1.OpenStackClusterSpec {
 	}
 }
 
+// wipeStatus changes the status as a restore from backup would, retrying on conflicts with the
+// controller's own updates.
+func wipeStatus(g *WithT, osc *infrav1.OpenStackCluster, wipe func(*infrav1.OpenStackClusterStatus)) {
+	g.Eventually(func() error {
+		cur := &infrav1.OpenStackCluster{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(osc), cur); err != nil {
+			return err
+		}
+		wipe(&cur.Status)
+		return env.Client.Status().Update(ctx, cur)
+	}, eventually, poll).Should(Succeed())
+}
+
 func get(g Gomega, osc *infrav1.OpenStackCluster) *infrav1.OpenStackCluster {
 	got := &infrav1.OpenStackCluster{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(osc), got)).To(Succeed())
@@ -130,8 +143,7 @@ func TestClusterConvergesAdoptsAndDeletes(t *testing.T) {
 
 	// Status lost: the controller rebuilds it from the cloud, creating nothing twice.
 	networkID, endpoint := got.Status.Network.ID, *got.Spec.ControlPlaneEndpoint
-	got.Status = infrav1.OpenStackClusterStatus{}
-	g.Expect(env.Client.Status().Update(ctx, got)).To(Succeed())
+	wipeStatus(g, osc, func(s *infrav1.OpenStackClusterStatus) { *s = infrav1.OpenStackClusterStatus{} })
 	g.Eventually(func(g Gomega) {
 		again := get(g, osc)
 		g.Expect(again.Status.Initialization).NotTo(BeNil())
@@ -168,9 +180,7 @@ func TestDeletionAfterLostStatusLeavesNothing(t *testing.T) {
 	}, eventually, poll).Should(Succeed())
 
 	// Wipe the status and delete at once: deletion finds the resources by name.
-	got := get(g, osc)
-	got.Status = infrav1.OpenStackClusterStatus{}
-	g.Expect(env.Client.Status().Update(ctx, got)).To(Succeed())
+	wipeStatus(g, osc, func(s *infrav1.OpenStackClusterStatus) { *s = infrav1.OpenStackClusterStatus{} })
 	g.Expect(env.Client.Delete(ctx, osc)).To(Succeed())
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(osc), &infrav1.OpenStackCluster{}))

@@ -129,9 +129,7 @@ func TestMultiAZClusterConvergesRebuildsRemovesAndDeletes(t *testing.T) {
 
 	// Status wiped (a restore from backup, a move without status): rebuilt from the cloud, with
 	// the same load balancers.
-	wiped := got.DeepCopy()
-	wiped.Status.APIServerLoadBalancers, wiped.Status.APIServerLoadBalancer = nil, nil
-	g.Expect(env.Client.Status().Update(ctx, wiped)).To(Succeed())
+	wipeStatus(g, osc, func(s *infrav1.OpenStackClusterStatus) { s.APIServerLoadBalancers, s.APIServerLoadBalancer = nil, nil })
 	g.Eventually(func(g Gomega) {
 		again := lbReady(g, osc)
 		g.Expect(again.Status.APIServerLoadBalancers).To(HaveLen(3))
