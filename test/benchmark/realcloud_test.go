@@ -88,15 +88,26 @@ func BenchmarkRealCloud(b *testing.B) {
 	for n := 2; n <= len(zones) && n <= 3; n++ {
 		cases = append(cases, n)
 	}
-	for _, n := range cases {
-		mode := "single"
-		if n > 1 {
-			mode = fmt.Sprintf("zones=%d", n)
-		}
-		b.Run(mode, func(b *testing.B) {
+	type run struct {
+		name  string
+		zones []string
+		mode  realMode
+	}
+	runs := []run{{"single", zones[:1], single}}
+	for _, n := range cases[1:] {
+		runs = append(runs, run{fmt.Sprintf("zones=%d", n), zones[:n], multi})
+	}
+	if len(zones) > 1 {
+		runs = append(runs, run{"migrate-to-zones=2", zones[:2], migrate})
+	}
+	for _, rn := range runs {
+		b.Run(rn.name, func(b *testing.B) {
 			var last realRun
 			for b.Loop() {
-				last = driveReal(b, cloudsYAML, cloudName, zones[:n], n > 1)
+				last = driveReal(b, cloudsYAML, cloudName, rn.zones, rn.mode)
+			}
+			if rn.mode == migrate {
+				b.ReportMetric(last.migration.Seconds(), "migrate-s")
 			}
 			b.ReportMetric(last.ready.Seconds(), "ready-s")
 			b.ReportMetric(last.provisioned.Seconds(), "provisioned-s")
@@ -208,12 +219,25 @@ func octaviaAlone(b *testing.B, ctx context.Context, cl *scope.Clients, subnetID
 	}
 }
 
+// realMode is what a real-cloud run creates.
+type realMode int
+
+const (
+	// single is the single load balancer on the cluster network, as upstream users have it.
+	single realMode = iota
+	// multi is one load balancer per zone on a load balancer network.
+	multi
+	// migrate starts with the single load balancer on the first zone's subnet of the load
+	// balancer network, then adds availabilityZoneSubnets.
+	migrate
+)
+
 type realRun struct {
-	ready, provisioned, inReconcile, deletion time.Duration
-	steadyCalls                               int
+	ready, provisioned, inReconcile, deletion, migration time.Duration
+	steadyCalls                                          int
 }
 
-func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string, multi bool) realRun {
+func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string, mode realMode) realRun {
 	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
 	scheme, err := managerscheme.New()
 	must(b, err)
@@ -239,7 +263,8 @@ func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string
 			cleanup[i]()
 		}
 	}()
-	if multi {
+	var mapping []infrav1.AZSubnetMapping
+	if mode != single {
 		lbNet, err := cl.Network.CreateNetwork(ctx, networks.CreateOpts{Name: name + "-lb"})
 		must(b, err)
 		cleanup = append(cleanup, func() { _ = cl.Network.DeleteNetwork(ctx, lbNet.ID) })
@@ -261,8 +286,12 @@ func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string
 			cleanup = append(cleanup, func() {
 				_, _ = cl.Network.RemoveRouterInterface(ctx, router.ID, routers.RemoveInterfaceOpts{SubnetID: sn.ID})
 			})
-			spec.APIServerLoadBalancer.AvailabilityZoneSubnets = append(spec.APIServerLoadBalancer.AvailabilityZoneSubnets,
-				infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(sn.ID)}})
+			mapping = append(mapping, infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(sn.ID)}})
+		}
+		if mode == multi {
+			spec.APIServerLoadBalancer.AvailabilityZoneSubnets = mapping
+		} else {
+			spec.APIServerLoadBalancer.Subnets = []infrav1.SubnetParam{mapping[0].Subnet}
 		}
 	}
 
@@ -314,7 +343,7 @@ func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string
 	start := time.Now()
 	deadline := start.Add(3 * time.Minute)
 	want := 1
-	if multi {
+	if mode == multi {
 		want = len(zones)
 	}
 	for !converged(ctx, kube, key, want) {
@@ -337,6 +366,10 @@ func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string
 	before := totalCalls(b)
 	step()
 	out.steadyCalls = totalCalls(b) - before
+
+	if mode == migrate {
+		out.migration = migrateReal(ctx, b, kube, key, cl, mapping, step)
+	}
 
 	cur := &infrav1.OpenStackCluster{}
 	must(b, kube.Get(ctx, key, cur))
@@ -391,6 +424,55 @@ func pluck[T any](items []T, f func(T) string) []string {
 		out[i] = f(items[i])
 	}
 	return out
+}
+
+// migrateReal adds availabilityZoneSubnets to a converged single load balancer cluster, waits
+// for every zone to be ready, and checks that the single load balancer became the first zone's
+// with its ID, VIP and floating IP, its listeners, pools and monitors renamed. It returns how
+// long that took.
+func migrateReal(ctx context.Context, b *testing.B, kube client.Client, key client.ObjectKey, cl *scope.Clients, mapping []infrav1.AZSubnetMapping, step func() bool) time.Duration {
+	cur := &infrav1.OpenStackCluster{}
+	must(b, kube.Get(ctx, key, cur))
+	legacy := cur.Status.APIServerLoadBalancer.DeepCopy()
+	cur.Spec.APIServerLoadBalancer.Subnets = nil
+	cur.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = mapping
+	must(b, kube.Update(ctx, cur))
+
+	start := time.Now()
+	for deadline := start.Add(3 * time.Minute); !converged(ctx, kube, key, len(mapping)); {
+		if time.Now().After(deadline) {
+			must(b, kube.Get(ctx, key, cur))
+			b.Fatalf("not migrated after 3 minutes: %+v", cur.Status.Conditions)
+		}
+		step()
+	}
+	took := time.Since(start)
+
+	must(b, kube.Get(ctx, key, cur))
+	first := cur.Status.APIServerLoadBalancers[0]
+	if first.ID != legacy.ID || first.InternalIP != legacy.InternalIP || first.IP != legacy.IP {
+		b.Fatalf("the first zone's load balancer is not the single one kept: was %s %s %s, is %s %s %s",
+			legacy.ID, legacy.InternalIP, legacy.IP, first.ID, first.InternalIP, first.IP)
+	}
+	tree, err := cl.LoadBalancer.GetLoadBalancerStatuses(ctx, first.ID)
+	must(b, err)
+	var names []string
+	names = append(names, tree.Loadbalancer.Name)
+	for _, l := range tree.Loadbalancer.Listeners {
+		names = append(names, l.Name)
+		for _, p := range l.Pools {
+			names = append(names, p.Name, p.Monitor.Name)
+		}
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n, first.Name) {
+			b.Fatalf("%s is not renamed after %s: %v", n, first.Name, names)
+		}
+	}
+	if len(names) != 1+3*2 {
+		b.Fatalf("want the load balancer and a listener, pool and monitor for two ports, got %v", names)
+	}
+	return took
 }
 
 // provisioned says whether Cluster API would see the infrastructure as provisioned: with
