@@ -398,10 +398,15 @@ func hasAll(have, want []string) bool {
 // renameLoadBalancer gives a load balancer found under a former name (or without the owner tag)
 // its name and tags. Its VIP, and so its floating IP, stay.
 func (s *Service) renameLoadBalancer(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) Outcome {
-	tags := d.Tags
-	if f.lb != nil {
-		tags = union(f.lb.Tags, d.Tags)
+	if f.lb == nil {
+		// Found by its status tree, which has no tags: read them, so that a rename keeps them.
+		lb, err := s.lb.GetLoadBalancer(ctx, f.id)
+		if err != nil {
+			return failed(fmt.Errorf("reading load balancer %s: %w", f.name, err))
+		}
+		f.lb = lb
 	}
+	tags := union(f.lb.Tags, d.Tags)
 	name := d.Name
 	if _, err := s.lb.UpdateLoadBalancer(ctx, f.id, loadbalancers.UpdateOpts{Name: &name, Tags: &tags}); err != nil {
 		if isConflict(err) {

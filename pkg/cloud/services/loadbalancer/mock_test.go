@@ -367,6 +367,26 @@ func TestMockMigrationRenamesEachChild(t *testing.T) {
 		g.Expect(ev).To(ContainSubstring("Warning LoadBalancerVIPSubnet"))
 	})
 
+	t.Run("found by the status under a former name: its tags are read and kept", func(t *testing.T) {
+		g := NewWithT(t)
+		m := newMocked(t)
+		back := desiredAZ("")
+		back.FormerNames = []string{d.Name}
+		m.lb.EXPECT().GetLoadBalancerStatuses(ctx, lbID).Return(tree(d.Name, d.Name, "ACTIVE", 6443, 8132), nil)
+		m.lb.EXPECT().GetLoadBalancer(ctx, lbID).Return(&loadbalancers.LoadBalancer{ID: lbID, Name: d.Name, Tags: []string{"user-tag", OwnerTag("ns", "c")}}, nil)
+		m.lb.EXPECT().UpdateLoadBalancer(ctx, lbID, gomock.Any()).DoAndReturn(func(_ any, _ string, o loadbalancers.UpdateOptsBuilder) (*loadbalancers.LoadBalancer, error) {
+			opts := o.(loadbalancers.UpdateOpts)
+			g.Expect(*opts.Name).To(Equal(legacy))
+			g.Expect(*opts.Tags).To(ConsistOf("user-tag", OwnerTag("ns", "c")))
+			return &loadbalancers.LoadBalancer{}, nil
+		})
+		k := known(d)
+		out := m.service().Reconcile(ctx, back, k)
+		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.Status.Name).To(Equal(legacy))
+		g.Expect(out.Status.ID).To(Equal(lbID))
+	})
+
 	type childCase struct {
 		name   string
 		mutate func(tr *loadbalancers.StatusTree, ls []listeners.Listener)
