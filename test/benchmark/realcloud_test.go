@@ -121,7 +121,8 @@ func BenchmarkRealCloud(b *testing.B) {
 // BenchmarkRealCloudOctaviaAlone is the floor the figures above compare with: how long the
 // same cloud's Octavia takes to bring 1, 2 or 3 load balancers created at once (each with two
 // listeners, pools and monitors, fully populated as the controller creates them) to ACTIVE,
-// polled every 250 ms with nothing else running. Same variables as BenchmarkRealCloud.
+// polled every 250 ms with nothing else running, and to delete them again (a cascade delete).
+// Same variables as BenchmarkRealCloud.
 func BenchmarkRealCloudOctaviaAlone(b *testing.B) {
 	path, cloudName := os.Getenv("CAPO_BENCH_CLOUDS_YAML"), os.Getenv("CAPO_BENCH_CLOUD")
 	if path == "" || cloudName == "" {
@@ -148,16 +149,17 @@ func BenchmarkRealCloudOctaviaAlone(b *testing.B) {
 
 	for n := 1; n <= len(zones) && n <= 3; n++ {
 		b.Run(fmt.Sprintf("lbs=%d", n), func(b *testing.B) {
-			var active time.Duration
+			var active, deleted time.Duration
 			for b.Loop() {
-				active = octaviaAlone(b, ctx, cl, sn.ID, zones[:n])
+				active, deleted = octaviaAlone(b, ctx, cl, sn.ID, zones[:n])
 			}
 			b.ReportMetric(active.Seconds(), "active-s")
+			b.ReportMetric(deleted.Seconds(), "delete-s")
 		})
 	}
 }
 
-func octaviaAlone(b *testing.B, ctx context.Context, cl *scope.Clients, subnetID string, zones []string) time.Duration {
+func octaviaAlone(b *testing.B, ctx context.Context, cl *scope.Clients, subnetID string, zones []string) (active, deleted time.Duration) {
 	start := time.Now()
 	ids := make([]string, len(zones))
 	var wg sync.WaitGroup
@@ -180,12 +182,12 @@ func octaviaAlone(b *testing.B, ctx context.Context, cl *scope.Clients, subnetID
 		})
 	}
 	wg.Wait()
-	defer func() {
+	// Whatever happens, the load balancers are deleted; deleted is how long Octavia took to
+	// remove them, polled every 250 ms.
+	deleteAll := func() time.Duration {
+		start := time.Now()
 		for _, id := range ids {
-			if id == "" {
-				continue
-			}
-			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+			for deadline := time.Now().Add(time.Minute); id != "" && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
 				err := cl.LoadBalancer.DeleteLoadBalancer(ctx, id, loadbalancers.DeleteOpts{Cascade: true})
 				if err == nil || gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
 					break
@@ -193,11 +195,18 @@ func octaviaAlone(b *testing.B, ctx context.Context, cl *scope.Clients, subnetID
 			}
 		}
 		for _, id := range ids {
-			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+			for deadline := time.Now().Add(time.Minute); id != "" && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
 				if _, err := cl.LoadBalancer.GetLoadBalancer(ctx, id); gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
 					break
 				}
 			}
+		}
+		return time.Since(start)
+	}
+	cleaned := false
+	defer func() {
+		if !cleaned {
+			deleteAll()
 		}
 	}()
 	for _, err := range errs {
@@ -214,7 +223,9 @@ func octaviaAlone(b *testing.B, ctx context.Context, cl *scope.Clients, subnetID
 			all = all && lb.ProvisioningStatus == "ACTIVE"
 		}
 		if all {
-			return time.Since(start)
+			active = time.Since(start)
+			cleaned = true
+			return active, deleteAll()
 		}
 	}
 }

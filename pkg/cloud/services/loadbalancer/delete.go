@@ -70,25 +70,11 @@ func (s *Service) Delete(ctx context.Context, r *Removal) (done bool, err error)
 	return true, s.releaseFloatingIPs(ctx, r)
 }
 
-// remove releases the controller's floating IP of one load balancer and deletes it.
+// remove deletes one load balancer and releases the controller's floating IP on its VIP. The
+// delete goes first, so that Octavia works on it while Neutron releases the address.
 func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r *Removal) error {
 	if strings.HasPrefix(lb.ProvisioningStatus, "PENDING_") {
 		return nil
-	}
-	if lb.VipPortID != "" {
-		fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{PortID: lb.VipPortID})
-		if err != nil {
-			return fmt.Errorf("listing the floating IPs of load balancer %s: %w", lb.Name, err)
-		}
-		for _, fip := range fips {
-			if fip.FloatingIP == r.KeepAddress {
-				continue
-			}
-			if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !isNotFound(err) {
-				return fmt.Errorf("releasing floating IP %s of load balancer %s: %w", fip.FloatingIP, lb.Name, err)
-			}
-			s.event("ReleasedFloatingIP", "Released floating IP %s of load balancer %s", fip.FloatingIP, lb.Name)
-		}
 	}
 	err := s.lb.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
 	switch {
@@ -96,13 +82,28 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 		s.event("DeletedLoadBalancer", "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
 		s.memory.forgetError(lb.ID)
 		s.memory.forgetPending(lb.ID)
-		return nil
 	case isNotFound(err), isConflict(err):
 		// Gone already, or Octavia is busy with it: the next look tells.
-		return nil
 	default:
 		return fmt.Errorf("deleting load balancer %s: %w", lb.Name, err)
 	}
+	if lb.VipPortID == "" {
+		return nil
+	}
+	fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{PortID: lb.VipPortID})
+	if err != nil {
+		return fmt.Errorf("listing the floating IPs of load balancer %s: %w", lb.Name, err)
+	}
+	for _, fip := range fips {
+		if fip.FloatingIP == r.KeepAddress {
+			continue
+		}
+		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !isNotFound(err) {
+			return fmt.Errorf("releasing floating IP %s of load balancer %s: %w", fip.FloatingIP, lb.Name, err)
+		}
+		s.event("ReleasedFloatingIP", "Released floating IP %s of load balancer %s", fip.FloatingIP, lb.Name)
+	}
+	return nil
 }
 
 // releaseFloatingIPs releases the floating IPs the controller allocated for the cluster's load
