@@ -1,0 +1,184 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package loadbalancer
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+)
+
+// Member is a control plane machine's registration with the pools of API server load balancers:
+// one member per pool (the API server port and each additional port), on the same port.
+type Member struct {
+	// Name identifies the machine; members of that name are the machine's.
+	Name    string
+	Address string
+	// SubnetID is the subnet of Address, given to Octavia when the load balancer's network is
+	// not the machine's.
+	SubnetID string
+}
+
+// MemberTargets are the load balancers a control plane machine in availability zone az must be
+// a member of: with cross-AZ members, every zone's; otherwise its own zone's, or, when its zone
+// has none, a load balancer without a zone (the single one, during a migration) as a fallback.
+// Without per-zone load balancers it is the single one. zoneMissing reports a machine left
+// without any load balancer, which the caller must report rather than ignore.
+func MemberTargets(status *infrav1.OpenStackClusterStatus, az string, crossAZ bool) (targets []infrav1.LoadBalancer, zoneMissing bool) {
+	zones := status.APIServerLoadBalancers
+	if len(zones) == 0 {
+		if status.APIServerLoadBalancer != nil {
+			return []infrav1.LoadBalancer{*status.APIServerLoadBalancer}, false
+		}
+		return nil, false
+	}
+	if crossAZ {
+		return slices.Clone(zones), false
+	}
+	for _, e := range zones {
+		if e.AvailabilityZone == az {
+			return []infrav1.LoadBalancer{e}, false
+		}
+	}
+	for _, e := range append(slices.Clone(zones), derefLB(status.APIServerLoadBalancer)...) {
+		if e.AvailabilityZone == "" && e.ID != "" {
+			return []infrav1.LoadBalancer{e}, false
+		}
+	}
+	return nil, true
+}
+
+func derefLB(lb *infrav1.LoadBalancer) []infrav1.LoadBalancer {
+	if lb == nil {
+		return nil
+	}
+	return []infrav1.LoadBalancer{*lb}
+}
+
+// ReconcileMembership makes m a member of every pool of each load balancer whose ID is in
+// targets, and of no pool of the other load balancers in all. It reads each load balancer's
+// status tree once and makes at most one change per load balancer, since Octavia accepts one at
+// a time; done reports that nothing was left to change. A load balancer Octavia is busy with
+// (PENDING_*, or a 409) is left for the next call; one that no longer exists is skipped.
+func (s *Service) ReconcileMembership(ctx context.Context, all []infrav1.LoadBalancer, targets []string, ports []int, m Member) (done bool, err error) {
+	done = true
+	for i := range all {
+		lb := &all[i]
+		if lb.ID == "" {
+			continue
+		}
+		settled, err := s.reconcileMembershipOf(ctx, lb, slices.Contains(targets, lb.ID), ports, m)
+		if err != nil {
+			return false, err
+		}
+		done = done && settled
+	}
+	return done, nil
+}
+
+func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBalancer, member bool, ports []int, m Member) (bool, error) {
+	tree, err := s.lb.GetLoadBalancerStatuses(ctx, lb.ID)
+	switch {
+	case isNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading the status of load balancer %s: %w", lb.Name, err)
+	case tree.Loadbalancer == nil:
+		return true, nil
+	}
+	if strings.HasPrefix(tree.Loadbalancer.ProvisioningStatus, "PENDING_") {
+		return false, nil
+	}
+	// Pools are found by the names the load balancer controller gives them, from the load
+	// balancer's current name: a pool still under a former name (a migration under way) is left
+	// alone, so that a rename never costs a member.
+	name := tree.Loadbalancer.Name
+	for _, port := range ports {
+		p := poolNamed(tree.Loadbalancer, ChildName(name, port))
+		if p == nil {
+			if member {
+				// This port's pool is not made, or not renamed, yet.
+				return false, nil
+			}
+			continue
+		}
+		for _, mb := range p.Members {
+			current := mb.Address == m.Address && mb.ProtocolPort == port
+			ours := mb.Name == m.Name || current
+			keep := member && current
+			if ours && !keep {
+				// Not a target any more, or an old address of the machine.
+				return s.deleteMember(ctx, name, p, &mb)
+			}
+		}
+	}
+	if !member {
+		return true, nil
+	}
+	for _, port := range ports {
+		p := poolNamed(tree.Loadbalancer, ChildName(name, port))
+		if slices.ContainsFunc(p.Members, func(mb pools.Member) bool { return mb.Address == m.Address && mb.ProtocolPort == port }) {
+			continue
+		}
+		_, err := s.lb.CreateMember(ctx, p.ID, pools.CreateMemberOpts{Name: m.Name, Address: m.Address, ProtocolPort: port, SubnetID: m.SubnetID})
+		switch {
+		case isConflict(err):
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("adding member %s (%s) to pool %s: %w", m.Name, m.Address, p.Name, err)
+		}
+		s.event("CreatedMember", "Added %s (%s) to pool %s of load balancer %s", m.Name, m.Address, p.Name, name)
+		return false, nil
+	}
+	return true, nil
+}
+
+func (s *Service) deleteMember(ctx context.Context, lbName string, p *pools.Pool, mb *pools.Member) (bool, error) {
+	err := s.lb.DeleteMember(ctx, p.ID, mb.ID)
+	switch {
+	case isConflict(err):
+		return false, nil
+	case err != nil && !isNotFound(err):
+		return false, fmt.Errorf("removing member %s (%s) from pool %s: %w", mb.Name, mb.Address, p.Name, err)
+	}
+	s.event("DeletedMember", "Removed %s (%s) from pool %s of load balancer %s", mb.Name, mb.Address, p.Name, lbName)
+	return false, nil
+}
+
+// poolsOf lists the pools of a status tree, through their listeners.
+func poolsOf(tree *loadbalancers.LoadBalancer) []pools.Pool {
+	var out []pools.Pool
+	for _, l := range tree.Listeners {
+		out = append(out, l.Pools...)
+	}
+	return out
+}
+
+func poolNamed(tree *loadbalancers.LoadBalancer, name string) *pools.Pool {
+	for _, p := range poolsOf(tree) {
+		if p.Name == name {
+			return &p
+		}
+	}
+	return nil
+}
