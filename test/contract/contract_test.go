@@ -141,6 +141,8 @@ func TestContract(t *testing.T) {
 			t.Run("load balancer state machine", func(t *testing.T) { loadBalancerStateMachine(t, tg) })
 			t.Run("unknown availability zone is 400", func(t *testing.T) { unknownAZ(t, tg) })
 			t.Run("tag filters", func(t *testing.T) { tagFilters(t, tg) })
+			t.Run("fully populated load balancer in the status tree", func(t *testing.T) { fullyPopulatedStatusTree(t, tg) })
+			t.Run("security group rules in bulk", func(t *testing.T) { bulkSecurityGroupRules(t, tg) })
 		})
 	}
 }

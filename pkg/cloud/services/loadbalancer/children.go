@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
@@ -122,6 +123,13 @@ func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port 
 		s.event("RenamedListener", "Renamed listener %s to %s (%s)", c.listener.Name, name, c.listener.ID)
 		return s.childChanged(f, "renamed listener %s", name)
 	}
+	if stuck(c.listener.ProvisioningStatus) {
+		if _, err := s.lb.UpdateListener(ctx, c.listener.ID, listeners.UpdateOpts{Name: &name}); err != nil {
+			return s.childFailed(f, err, fmt.Sprintf("settling listener %s", name))
+		}
+		s.warn("UpdatedListener", stuckMessage, "listener", name, c.listener.ProvisioningStatus, f.name)
+		return s.childChanged(f, "settling listener %s", name)
+	}
 	if c.pool == nil {
 		p, err := s.lb.CreatePool(ctx, s.poolOpts(d, name, c.listener.ID))
 		if err != nil {
@@ -136,6 +144,13 @@ func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port 
 		}
 		s.event("RenamedPool", "Renamed pool %s to %s (%s)", c.pool.Name, name, c.pool.ID)
 		return s.childChanged(f, "renamed pool %s", name)
+	}
+	if stuck(c.pool.ProvisioningStatus) {
+		if _, err := s.lb.UpdatePool(ctx, c.pool.ID, pools.UpdateOpts{Name: &name}); err != nil {
+			return s.childFailed(f, err, fmt.Sprintf("settling pool %s", name))
+		}
+		s.warn("UpdatedPool", stuckMessage, "pool", name, c.pool.ProvisioningStatus, f.name)
+		return s.childChanged(f, "settling pool %s", name)
 	}
 	if c.pool.Monitor.ID == "" {
 		m, err := s.lb.CreateMonitor(ctx, s.monitorOpts(d, name, c.pool.ID))
@@ -152,8 +167,23 @@ func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port 
 		s.event("RenamedHealthMonitor", "Renamed health monitor %s to %s (%s)", c.pool.Monitor.Name, name, c.pool.Monitor.ID)
 		return s.childChanged(f, "renamed health monitor %s", name)
 	}
+	if stuck(c.pool.Monitor.ProvisioningStatus) {
+		if _, err := s.lb.UpdateMonitor(ctx, c.pool.Monitor.ID, monitors.UpdateOpts{Name: &name}); err != nil {
+			return s.childFailed(f, err, fmt.Sprintf("settling health monitor %s", name))
+		}
+		s.warn("UpdatedHealthMonitor", stuckMessage, "health monitor", name, c.pool.Monitor.ProvisioningStatus, f.name)
+		return s.childChanged(f, "settling health monitor %s", name)
+	}
 	return Outcome{}, false
 }
+
+// stuck says whether a child of an ACTIVE load balancer is left in a PENDING_* state. Some
+// Octavia providers and versions leave the listeners, pools and monitors of a load balancer
+// created fully populated in PENDING_CREATE once the load balancer is ACTIVE; such a pool refuses
+// members. An update that changes nothing runs Octavia's update flow, which ends it ACTIVE.
+func stuck(provisioning string) bool { return strings.HasPrefix(provisioning, "PENDING_") }
+
+const stuckMessage = "Octavia left %s %s %s although load balancer %s is ACTIVE; updated it so that Octavia settles it"
 
 // removeStrayPorts deletes the listener (and its pool) of a port no longer asked for. Only
 // listeners named after this load balancer, or a former name of it, are touched.

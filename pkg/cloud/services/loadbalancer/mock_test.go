@@ -530,6 +530,48 @@ func TestMockPerPortChildren(t *testing.T) {
 	})
 }
 
+func TestMockChildrenLeftPendingAreSettled(t *testing.T) {
+	d := desiredAZ("az1")
+	name := ChildName(d.Name, 6443)
+	for _, tc := range []struct {
+		child  string
+		stick  func(tr *loadbalancers.StatusTree, ls []listeners.Listener)
+		expect func(m *mocked)
+	}{
+		{child: "listener", stick: func(_ *loadbalancers.StatusTree, ls []listeners.Listener) {
+			ls[0].ProvisioningStatus = "PENDING_CREATE"
+		},
+			expect: func(m *mocked) {
+				m.lb.EXPECT().UpdateListener(ctx, "l"+name, listeners.UpdateOpts{Name: &name}).Return(&listeners.Listener{}, nil)
+			}},
+		{child: "pool", stick: func(tr *loadbalancers.StatusTree, _ []listeners.Listener) {
+			tr.Loadbalancer.Listeners[0].Pools[0].ProvisioningStatus = "PENDING_CREATE"
+		}, expect: func(m *mocked) {
+			m.lb.EXPECT().UpdatePool(ctx, "p"+name, pools.UpdateOpts{Name: &name}).Return(&pools.Pool{}, nil)
+		}},
+		{child: "health monitor", stick: func(tr *loadbalancers.StatusTree, _ []listeners.Listener) {
+			tr.Loadbalancer.Listeners[0].Pools[0].Monitor.ProvisioningStatus = "PENDING_CREATE"
+		}, expect: func(m *mocked) {
+			m.lb.EXPECT().UpdateMonitor(ctx, "m"+name, monitors.UpdateOpts{Name: &name}).Return(&monitors.Monitor{}, nil)
+		}},
+	} {
+		t.Run(tc.child, func(t *testing.T) {
+			g := NewWithT(t)
+			m := newMocked(t)
+			tr := tree(d.Name, d.Name, "ACTIVE", 6443, 8132)
+			ls := listenersOf(tr, 6443, 8132)
+			tc.stick(tr, ls)
+			m.lb.EXPECT().GetLoadBalancerStatuses(ctx, lbID).Return(tr, nil)
+			m.lb.EXPECT().ListListeners(ctx, gomock.Any()).Return(ls, nil)
+			tc.expect(m)
+			out := m.service().Reconcile(ctx, d, known(d))
+			g.Expect(out.State).To(Equal(StateWaiting), "not ready while a pool would refuse members")
+			g.Expect(out.Message).To(ContainSubstring("settling " + tc.child))
+			g.Expect(m.events()).To(ContainSubstring("Octavia left " + tc.child + " " + name + " PENDING_CREATE although load balancer " + d.Name + " is ACTIVE"))
+		})
+	}
+}
+
 func TestMockAllowedCIDRs(t *testing.T) {
 	steady := func(m *mocked, d *Desired, have ...[]string) {
 		tr := tree(d.Name, d.Name, "ACTIVE", 6443, 8132)
