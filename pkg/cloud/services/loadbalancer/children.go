@@ -98,8 +98,9 @@ func (s *Service) childFailed(f *found, err error, what string) (Outcome, bool) 
 }
 
 // reconcilePort makes sure port has a listener, a pool and a monitor named after the load
-// balancer: it creates what is missing and renames what carries another name (a former load
-// balancer name, or a listener on that port created by hand).
+// balancer and ACTIVE: it creates what is missing, renames what carries another name (a former
+// load balancer name, or a listener on that port created by hand) and settles what Octavia left
+// pending.
 func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port int, c *child) (Outcome, bool) {
 	name := ChildName(d.Name, port)
 	if c == nil {
@@ -116,19 +117,11 @@ func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port 
 		s.event("CreatedListener", "Created listener %s (%s) on port %d", name, l.ID, port)
 		return s.childChanged(f, "created listener %s", name)
 	}
-	if c.listener.Name != name {
-		if _, err := s.lb.UpdateListener(ctx, c.listener.ID, listeners.UpdateOpts{Name: &name}); err != nil {
-			return s.childFailed(f, err, fmt.Sprintf("renaming listener %s", c.listener.Name))
-		}
-		s.event("RenamedListener", "Renamed listener %s to %s (%s)", c.listener.Name, name, c.listener.ID)
-		return s.childChanged(f, "renamed listener %s", name)
-	}
-	if stuck(c.listener.ProvisioningStatus) {
-		if _, err := s.lb.UpdateListener(ctx, c.listener.ID, listeners.UpdateOpts{Name: &name}); err != nil {
-			return s.childFailed(f, err, fmt.Sprintf("settling listener %s", name))
-		}
-		s.warn("UpdatedListener", stuckMessage, "listener", name, c.listener.ProvisioningStatus, f.name)
-		return s.childChanged(f, "settling listener %s", name)
+	if out, changed := s.nameChild(f, "listener", "Listener", c.listener.ID, c.listener.Name, name, c.listener.ProvisioningStatus, func() error {
+		_, err := s.lb.UpdateListener(ctx, c.listener.ID, listeners.UpdateOpts{Name: &name})
+		return err
+	}); changed {
+		return out, true
 	}
 	if c.pool == nil {
 		p, err := s.lb.CreatePool(ctx, s.poolOpts(d, name, c.listener.ID))
@@ -138,19 +131,11 @@ func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port 
 		s.event("CreatedPool", "Created pool %s (%s) for port %d", name, p.ID, port)
 		return s.childChanged(f, "created pool %s", name)
 	}
-	if c.pool.Name != name {
-		if _, err := s.lb.UpdatePool(ctx, c.pool.ID, pools.UpdateOpts{Name: &name}); err != nil {
-			return s.childFailed(f, err, fmt.Sprintf("renaming pool %s", c.pool.Name))
-		}
-		s.event("RenamedPool", "Renamed pool %s to %s (%s)", c.pool.Name, name, c.pool.ID)
-		return s.childChanged(f, "renamed pool %s", name)
-	}
-	if stuck(c.pool.ProvisioningStatus) {
-		if _, err := s.lb.UpdatePool(ctx, c.pool.ID, pools.UpdateOpts{Name: &name}); err != nil {
-			return s.childFailed(f, err, fmt.Sprintf("settling pool %s", name))
-		}
-		s.warn("UpdatedPool", stuckMessage, "pool", name, c.pool.ProvisioningStatus, f.name)
-		return s.childChanged(f, "settling pool %s", name)
+	if out, changed := s.nameChild(f, "pool", "Pool", c.pool.ID, c.pool.Name, name, c.pool.ProvisioningStatus, func() error {
+		_, err := s.lb.UpdatePool(ctx, c.pool.ID, pools.UpdateOpts{Name: &name})
+		return err
+	}); changed {
+		return out, true
 	}
 	if c.pool.Monitor.ID == "" {
 		m, err := s.lb.CreateMonitor(ctx, s.monitorOpts(d, name, c.pool.ID))
@@ -160,21 +145,35 @@ func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port 
 		s.event("CreatedHealthMonitor", "Created health monitor %s (%s) for port %d", name, m.ID, port)
 		return s.childChanged(f, "created health monitor %s", name)
 	}
-	if c.pool.Monitor.Name != name {
-		if _, err := s.lb.UpdateMonitor(ctx, c.pool.Monitor.ID, monitors.UpdateOpts{Name: &name}); err != nil {
-			return s.childFailed(f, err, fmt.Sprintf("renaming health monitor %s", c.pool.Monitor.Name))
-		}
-		s.event("RenamedHealthMonitor", "Renamed health monitor %s to %s (%s)", c.pool.Monitor.Name, name, c.pool.Monitor.ID)
-		return s.childChanged(f, "renamed health monitor %s", name)
-	}
-	if stuck(c.pool.Monitor.ProvisioningStatus) {
-		if _, err := s.lb.UpdateMonitor(ctx, c.pool.Monitor.ID, monitors.UpdateOpts{Name: &name}); err != nil {
-			return s.childFailed(f, err, fmt.Sprintf("settling health monitor %s", name))
-		}
-		s.warn("UpdatedHealthMonitor", stuckMessage, "health monitor", name, c.pool.Monitor.ProvisioningStatus, f.name)
-		return s.childChanged(f, "settling health monitor %s", name)
+	monitor := c.pool.Monitor
+	if out, changed := s.nameChild(f, "health monitor", "HealthMonitor", monitor.ID, monitor.Name, name, monitor.ProvisioningStatus, func() error {
+		_, err := s.lb.UpdateMonitor(ctx, monitor.ID, monitors.UpdateOpts{Name: &name})
+		return err
+	}); changed {
+		return out, true
 	}
 	return Outcome{}, false
+}
+
+// nameChild gives a listener, pool or monitor its name, or settles it when Octavia left it
+// pending: both are an update of its name, one per reconcile.
+func (s *Service) nameChild(f *found, kind, reason, id, have, want, provisioning string, update func() error) (Outcome, bool) {
+	if have == want && !stuck(provisioning) {
+		return Outcome{}, false
+	}
+	if err := update(); err != nil {
+		verb := "renaming"
+		if have == want {
+			verb = "settling"
+		}
+		return s.childFailed(f, err, fmt.Sprintf("%s %s %s", verb, kind, have))
+	}
+	if have != want {
+		s.event("Renamed"+reason, "Renamed %s %s to %s (%s)", kind, have, want, id)
+		return s.childChanged(f, "renamed %s %s", kind, want)
+	}
+	s.warn("Updated"+reason, stuckMessage, kind, want, provisioning, f.name)
+	return s.childChanged(f, "settling %s %s", kind, want)
 }
 
 // stuck says whether a child of an ACTIVE load balancer is left in a PENDING_* state. Some
