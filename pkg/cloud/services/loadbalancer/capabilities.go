@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
 
 // capabilityTTL is how long what a cloud's Octavia can do is trusted before it is read again, so
@@ -81,7 +83,7 @@ func (s *Service) azHint(ctx context.Context, provider, az string) (string, stri
 	if !c.azsRead {
 		zones, err := s.lb.ListAvailabilityZones(ctx)
 		switch {
-		case gophercloud.ResponseCodeIs(err, http.StatusForbidden), gophercloud.ResponseCodeIs(err, http.StatusNotFound):
+		case gophercloud.ResponseCodeIs(err, http.StatusForbidden), clients.IsNotFound(err):
 			c.azsError = "Octavia does not let this project list its availability zones"
 		case err != nil:
 			return "", "", fmt.Errorf("listing Octavia availability zones: %w", err)
@@ -110,7 +112,7 @@ func (s *Service) azHint(ctx context.Context, provider, az string) (string, stri
 		case gophercloud.ResponseCodeIs(err, http.StatusForbidden):
 			// Only administrators may read capabilities on some clouds: trust the zone list.
 			supported = true
-		case err != nil && !isNotFound(err):
+		case err != nil && !clients.IsNotFound(err):
 			return "", "", fmt.Errorf("listing the availability zone capabilities of Octavia provider %s: %w", provider, err)
 		default:
 			supported = len(caps) > 0

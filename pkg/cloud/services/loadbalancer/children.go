@@ -30,6 +30,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
 
 // child is one port's listener, with its pool and monitor as the status tree shows them.
@@ -91,7 +92,7 @@ func (s *Service) childChanged(f *found, format string, args ...any) (Outcome, b
 // childFailed turns the answer to a child mutation into an outcome: a conflict means Octavia is
 // still busy with the load balancer.
 func (s *Service) childFailed(f *found, err error, what string) (Outcome, bool) {
-	if isConflict(err) {
+	if clients.IsConflict(err) {
 		return waiting(fmt.Sprintf("load balancer %s is busy", f.name)), true
 	}
 	return failed(fmt.Errorf("%s on load balancer %s: %w", what, f.name, err)), true
@@ -192,13 +193,13 @@ func (s *Service) removeStrayPorts(ctx context.Context, d *Desired, f *found, al
 			continue
 		}
 		if p := poolOf(f.tree, l.ID); p != nil {
-			if err := s.lb.DeletePool(ctx, p.ID); err != nil && !isNotFound(err) {
+			if err := s.lb.DeletePool(ctx, p.ID); err != nil && !clients.IsNotFound(err) {
 				return s.childFailed(f, err, fmt.Sprintf("deleting pool %s", p.Name))
 			}
 			s.event("DeletedPool", "Deleted pool %s (%s): port %d is no longer asked for", p.Name, p.ID, l.ProtocolPort)
 			return s.childChanged(f, "deleted pool %s", p.Name)
 		}
-		if err := s.lb.DeleteListener(ctx, l.ID); err != nil && !isNotFound(err) {
+		if err := s.lb.DeleteListener(ctx, l.ID); err != nil && !clients.IsNotFound(err) {
 			return s.childFailed(f, err, fmt.Sprintf("deleting listener %s", l.Name))
 		}
 		s.event("DeletedListener", "Deleted listener %s (%s): port %d is no longer asked for", l.Name, l.ID, l.ProtocolPort)

@@ -24,6 +24,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
 
 // Removal says which load balancers to delete and which floating IP to keep.
@@ -82,7 +84,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 		s.event("DeletedLoadBalancer", "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
 		s.memory.forgetError(lb.ID)
 		s.memory.forgetPending(lb.ID)
-	case isNotFound(err), isConflict(err):
+	case clients.IsNotFound(err), clients.IsConflict(err):
 		// Gone already, or Octavia is busy with it: the next look tells.
 	default:
 		return fmt.Errorf("deleting load balancer %s: %w", lb.Name, err)
@@ -98,7 +100,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 		if fip.FloatingIP == r.KeepAddress {
 			continue
 		}
-		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !isNotFound(err) {
+		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("releasing floating IP %s of load balancer %s: %w", fip.FloatingIP, lb.Name, err)
 		}
 		s.event("ReleasedFloatingIP", "Released floating IP %s of load balancer %s", fip.FloatingIP, lb.Name)
@@ -121,7 +123,7 @@ func (s *Service) releaseFloatingIPs(ctx context.Context, r *Removal) error {
 		if fip.FloatingIP == r.KeepAddress || !s.releasable(fip.Description, r) {
 			continue
 		}
-		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !isNotFound(err) {
+		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("releasing floating IP %s: %w", fip.FloatingIP, err)
 		}
 		s.event("ReleasedFloatingIP", "Released floating IP %s (%s)", fip.FloatingIP, fip.Description)

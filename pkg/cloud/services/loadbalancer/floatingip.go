@@ -23,6 +23,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
 
 // reconcileFloatingIP makes sure the load balancer's VIP has its floating IP: the user's address,
@@ -96,7 +97,7 @@ func (s *Service) reconcileFloatingIP(ctx context.Context, d *Desired, f *found,
 }
 
 func (s *Service) floatingIPFailed(d *Desired, err error, what string) (Outcome, bool) {
-	if isNotFound(err) {
+	if clients.IsNotFound(err) {
 		// Neutron answers 404 when the external network cannot reach the VIP's subnet.
 		return failed(&ConfigError{Message: fmt.Sprintf("%s for %s: %v; the load balancer network needs a router to the external network, "+
 			"or set spec.disableAPIServerFloatingIP", what, zoneWords(d.AvailabilityZone), err)}), true

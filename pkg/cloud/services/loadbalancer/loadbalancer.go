@@ -31,6 +31,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
 
 const (
@@ -168,7 +169,7 @@ func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBal
 	if known != nil && known.ID != "" {
 		tree, err := s.lb.GetLoadBalancerStatuses(ctx, known.ID)
 		switch {
-		case isNotFound(err):
+		case clients.IsNotFound(err):
 		case err != nil:
 			return nil, fmt.Errorf("reading the status of load balancer %s: %w", known.ID, err)
 		case tree.Loadbalancer != nil && (tree.Loadbalancer.Name == d.Name || slices.Contains(d.FormerNames, tree.Loadbalancer.Name)):
@@ -409,7 +410,7 @@ func (s *Service) renameLoadBalancer(ctx context.Context, d *Desired, f *found, 
 	tags := union(f.lb.Tags, d.Tags)
 	name := d.Name
 	if _, err := s.lb.UpdateLoadBalancer(ctx, f.id, loadbalancers.UpdateOpts{Name: &name, Tags: &tags}); err != nil {
-		if isConflict(err) {
+		if clients.IsConflict(err) {
 			return waiting(fmt.Sprintf("load balancer %s is busy", f.name))
 		}
 		return failed(fmt.Errorf("renaming load balancer %s to %s: %w", f.name, d.Name, err))
@@ -458,8 +459,8 @@ func (s *Service) recoverFromError(ctx context.Context, d *Desired, f *found) Ou
 			Message: fmt.Sprintf("load balancer %s is in ERROR; it is deleted and recreated when still in ERROR after %d observations %s apart (%d so far)", f.name, ErrorObservations, s.memory.ErrorInterval, seen)}
 	}
 	err := s.lb.DeleteLoadBalancer(ctx, f.id, loadbalancers.DeleteOpts{Cascade: true})
-	if err != nil && !isNotFound(err) {
-		if isConflict(err) {
+	if err != nil && !clients.IsNotFound(err) {
+		if clients.IsConflict(err) {
 			return waiting(fmt.Sprintf("load balancer %s in ERROR is busy", f.name))
 		}
 		return failed(fmt.Errorf("deleting load balancer %s in ERROR: %w", f.name, err))

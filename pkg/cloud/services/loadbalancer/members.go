@@ -26,6 +26,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
 
 // Member is a control plane machine's registration with the pools of API server load balancers:
@@ -99,7 +100,7 @@ func (s *Service) ReconcileMembership(ctx context.Context, all []infrav1.LoadBal
 func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBalancer, member bool, ports []int, m Member) (bool, error) {
 	tree, err := s.lb.GetLoadBalancerStatuses(ctx, lb.ID)
 	switch {
-	case isNotFound(err):
+	case clients.IsNotFound(err):
 		return true, nil
 	case err != nil:
 		return false, fmt.Errorf("reading the status of load balancer %s: %w", lb.Name, err)
@@ -142,7 +143,7 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 		}
 		_, err := s.lb.CreateMember(ctx, p.ID, pools.CreateMemberOpts{Name: m.Name, Address: m.Address, ProtocolPort: port, SubnetID: m.SubnetID})
 		switch {
-		case isConflict(err):
+		case clients.IsConflict(err):
 			return false, nil
 		case err != nil:
 			return false, fmt.Errorf("adding member %s (%s) to pool %s: %w", m.Name, m.Address, p.Name, err)
@@ -156,9 +157,9 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 func (s *Service) deleteMember(ctx context.Context, lbName string, p *pools.Pool, mb *pools.Member) (bool, error) {
 	err := s.lb.DeleteMember(ctx, p.ID, mb.ID)
 	switch {
-	case isConflict(err):
+	case clients.IsConflict(err):
 		return false, nil
-	case err != nil && !isNotFound(err):
+	case err != nil && !clients.IsNotFound(err):
 		return false, fmt.Errorf("removing member %s (%s) from pool %s: %w", mb.Name, mb.Address, p.Name, err)
 	}
 	s.event("DeletedMember", "Removed %s (%s) from pool %s of load balancer %s", mb.Name, mb.Address, p.Name, lbName)

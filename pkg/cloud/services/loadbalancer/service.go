@@ -23,12 +23,10 @@ package loadbalancer
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -190,9 +188,6 @@ func (s *Service) emit(eventType, reason, format string, args ...any) {
 	}
 	s.recorder.Eventf(s.owner, nil, eventType, reason, action, format, args...)
 }
-
-func isNotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusNotFound) }
-func isConflict(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
 
 // ConfigError is a problem with the spec that only the cloud reveals: a subnet that is not on the
 // load balancer network, a flavor that does not exist. It concerns one load balancer; the others

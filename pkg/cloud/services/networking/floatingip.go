@@ -21,6 +21,8 @@ import (
 	"fmt"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
 
 // APIServerFloatingIPDescription marks the floating IP the controller allocates for a cluster's
@@ -62,7 +64,7 @@ func (s *Service) DeleteAPIServerFloatingIP(ctx context.Context, description str
 		return fmt.Errorf("listing floating IPs: %w", err)
 	}
 	for _, fip := range found {
-		if err := s.client.DeleteFloatingIP(ctx, fip.ID); err != nil && !isNotFound(err) {
+		if err := s.client.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("releasing floating IP %s: %w", fip.FloatingIP, err)
 		}
 		s.event("DeletedFloatingIP", "Released floating IP %s of the API server", fip.FloatingIP)

@@ -32,6 +32,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
 
 // ResolveExternalNetwork finds the external network: the one spec.externalNetwork selects, or the
@@ -43,7 +44,7 @@ func (s *Service) ResolveExternalNetwork(ctx context.Context, spec *infrav1.Open
 	param := spec.ExternalNetwork
 	if param != nil && param.ID != nil {
 		n, err := s.client.GetNetwork(ctx, *param.ID)
-		if isNotFound(err) {
+		if clients.IsNotFound(err) {
 			return nil, &SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf("spec.externalNetwork.id: network %s does not exist", *param.ID)}
 		}
 		if err != nil {
@@ -156,7 +157,7 @@ func (s *Service) resolveNetwork(ctx context.Context, spec *infrav1.OpenStackClu
 func (s *Service) ResolveNetworkParam(ctx context.Context, param *infrav1.NetworkParam, field string) (*networks.Network, error) {
 	if param.ID != nil {
 		n, err := s.client.GetNetwork(ctx, *param.ID)
-		if isNotFound(err) {
+		if clients.IsNotFound(err) {
 			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("%s.id: network %s does not exist", field, *param.ID)}
 		}
 		if err != nil {
@@ -183,7 +184,7 @@ func (s *Service) ResolveNetworkParam(ctx context.Context, param *infrav1.Networ
 func (s *Service) ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam, networkID, field string) (*subnets.Subnet, error) {
 	if param.ID != nil {
 		sn, err := s.client.GetSubnet(ctx, *param.ID)
-		if isNotFound(err) {
+		if clients.IsNotFound(err) {
 			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("%s.id: subnet %s does not exist", field, *param.ID)}
 		}
 		if err != nil {
@@ -225,7 +226,7 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 				return status, nil
 			}
 			network = n // still there, but its subnets or tags need work
-		case !isNotFound(err):
+		case !clients.IsNotFound(err):
 			return nil, fmt.Errorf("getting network %s: %w", known.ID, err)
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
 
 const routerInterfaceOwner = "network:router_interface"
@@ -88,7 +89,7 @@ func (s *Service) findOrCreateRouter(ctx context.Context, name string, spec *inf
 	if spec.Router != nil {
 		if spec.Router.ID != nil {
 			r, err := s.client.GetRouter(ctx, *spec.Router.ID)
-			if isNotFound(err) {
+			if clients.IsNotFound(err) {
 				return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.id: router %s does not exist", *spec.Router.ID)}
 			}
 			if err != nil {
@@ -159,7 +160,7 @@ func (s *Service) DeleteManagedRouter(ctx context.Context, name string, spec *in
 	var clusterSubnets []string
 	if spec.Router != nil {
 		r, err := s.findOrCreateRouter(ctx, name, spec, "")
-		if _, isSpec := IsSpecError(err); isSpec || isNotFound(err) {
+		if _, isSpec := IsSpecError(err); isSpec || clients.IsNotFound(err) {
 			return nil // the user's router is gone or no longer matches: nothing of ours is on it
 		}
 		if err != nil {
@@ -188,7 +189,7 @@ func (s *Service) DeleteManagedRouter(ctx context.Context, name string, spec *in
 					continue
 				}
 				_, err := s.client.RemoveRouterInterface(ctx, r.ID, routers.RemoveInterfaceOpts{SubnetID: ip.SubnetID})
-				if err != nil && !isNotFound(err) {
+				if err != nil && !clients.IsNotFound(err) {
 					return fmt.Errorf("removing subnet %s from router %s: %w", ip.SubnetID, r.ID, err)
 				}
 			}
@@ -197,7 +198,7 @@ func (s *Service) DeleteManagedRouter(ctx context.Context, name string, spec *in
 			continue
 		}
 		err = s.client.DeleteRouter(ctx, r.ID)
-		if err != nil && !isNotFound(err) {
+		if err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("deleting router %s: %w", r.ID, err)
 		}
 		if err == nil {

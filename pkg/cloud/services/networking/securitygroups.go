@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
 
 // SecurityGroupNames are the names of a cluster's managed security groups, as upstream CAPO
@@ -187,7 +188,7 @@ func (s *Service) findOrCreateGroup(ctx context.Context, name string, tags []str
 		switch {
 		case err == nil && g.Name == name:
 			group = &groupWithRules{SecGroup: g, rulesKnown: true}
-		case err != nil && !isNotFound(err):
+		case err != nil && !clients.IsNotFound(err):
 			return nil, fmt.Errorf("getting security group %s: %w", known.ID, err)
 		}
 	}
@@ -251,7 +252,7 @@ func (s *Service) reconcileRules(ctx context.Context, group *groupWithRules, wan
 		if wanted(keyOf(&have[i])) {
 			continue
 		}
-		if err := s.client.DeleteSecGroupRule(ctx, have[i].ID); err != nil && !isNotFound(err) {
+		if err := s.client.DeleteSecGroupRule(ctx, have[i].ID); err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("deleting rule %s of security group %s: %w", have[i].ID, group.Name, err)
 		}
 	}

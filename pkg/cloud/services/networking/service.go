@@ -22,12 +22,10 @@ package networking
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"unicode"
 
-	"github.com/gophercloud/gophercloud/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -105,9 +103,9 @@ func (s *Service) deleted(err error, kind, name, id string) error {
 	case err == nil:
 		s.event("Deleted"+kind, "Deleted %s %s (%s)", words(kind), name, id)
 		return nil
-	case isNotFound(err):
+	case clients.IsNotFound(err):
 		return nil
-	case isConflict(err):
+	case clients.IsConflict(err):
 		return ErrWaitingForPorts
 	default:
 		return fmt.Errorf("deleting %s %s: %w", words(kind), name, err)
@@ -125,9 +123,6 @@ func words(kind string) string {
 	}
 	return b.String()
 }
-
-func isNotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusNotFound) }
-func isConflict(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
 
 // event records a change made in the cloud. The action is the verb the reason starts with
 // (CreatedNetwork: Create).
