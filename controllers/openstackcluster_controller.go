@@ -198,7 +198,7 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, cluste
 	router := func() phaseResult { return r.reconcileRouter(ctx, net, cluster, osc) }
 	lbs := func() phaseResult { return r.reconcileLoadBalancers(ctx, clients, net, cluster, osc, &lbReady) }
 	phases := []func() phaseResult{network, lbs, router}
-	if osc.Status.Router == nil && loadBalancerEnabled(&osc.Spec) && len(osc.Spec.APIServerLoadBalancer.AllowedCIDRs) > 0 {
+	if osc.Status.Router == nil && osc.Spec.APIServerLoadBalancerEnabled() && len(osc.Spec.APIServerLoadBalancer.AllowedCIDRs) > 0 {
 		phases = []func() phaseResult{network, router, lbs}
 	}
 	phases = append(phases,
@@ -219,7 +219,7 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, cluste
 
 	// With one load balancer per availability zone the cluster is reachable as soon as one of
 	// them is: machines may start while another zone still converges or is broken.
-	provisioned := lbReady > 0 || !loadBalancerEnabled(&osc.Spec)
+	provisioned := lbReady > 0 || !osc.Spec.APIServerLoadBalancerEnabled()
 	for _, t := range clusterConditions {
 		if t != infrav1.APIServerLoadBalancersReadyCondition {
 			provisioned = provisioned && conditions.IsTrue(osc, t)
@@ -332,7 +332,7 @@ func (r *OpenStackClusterReconciler) reconcileFailureDomains(ctx context.Context
 // host the user set is never replaced.
 func (r *OpenStackClusterReconciler) reconcileEndpoint(ctx context.Context, net *networking.Service, cluster *clusterv1.Cluster, osc *infrav1.OpenStackCluster, lbReady int) phaseResult {
 	spec := &osc.Spec
-	port := int32(apiServerPort(spec))
+	port := int32(spec.EffectiveAPIServerPort())
 	if spec.ControlPlaneEndpoint != nil && spec.ControlPlaneEndpoint.Host != "" {
 		if spec.ControlPlaneEndpoint.Port == 0 {
 			spec.ControlPlaneEndpoint.Port = port
@@ -340,7 +340,7 @@ func (r *OpenStackClusterReconciler) reconcileEndpoint(ctx context.Context, net 
 		setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
 		return phaseResult{}
 	}
-	if loadBalancerEnabled(spec) {
+	if spec.APIServerLoadBalancerEnabled() {
 		// The single load balancer's address: its floating IP, or its VIP without one. (With
 		// availabilityZoneSubnets the host is required and never derived.)
 		if lb := osc.Status.APIServerLoadBalancer; lbReady > 0 && lb != nil && lb.IP != "" {

@@ -36,20 +36,8 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
 
-// loadBalancerEnabled says whether the spec asks for API server load balancers.
-func loadBalancerEnabled(spec *infrav1.OpenStackClusterSpec) bool {
-	return spec.APIServerLoadBalancer != nil && ptr.Deref(spec.APIServerLoadBalancer.Enabled, true)
-}
-
 func multiAZ(spec *infrav1.OpenStackClusterSpec) bool {
-	return loadBalancerEnabled(spec) && len(spec.APIServerLoadBalancer.AvailabilityZoneSubnets) > 0
-}
-
-func apiServerPort(spec *infrav1.OpenStackClusterSpec) int {
-	if spec.APIServerPort == 0 {
-		return infrav1.DefaultAPIServerPort
-	}
-	return spec.APIServerPort
+	return spec.APIServerLoadBalancerEnabled() && len(spec.APIServerLoadBalancer.AvailabilityZoneSubnets) > 0
 }
 
 // lbPlan is what one reconcile does with the load balancers: the ones to converge, the ones
@@ -68,7 +56,7 @@ type lbPlan struct {
 // others back.
 // ready receives how many load balancers are ready.
 func (r *OpenStackClusterReconciler) reconcileLoadBalancers(ctx context.Context, clients *scope.Clients, net *networking.Service, cluster *clusterv1.Cluster, osc *infrav1.OpenStackCluster, ready *int) phaseResult {
-	if !loadBalancerEnabled(&osc.Spec) {
+	if !osc.Spec.APIServerLoadBalancerEnabled() {
 		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.apiServerLoadBalancer is not enabled")
 		return phaseResult{}
 	}
@@ -231,7 +219,7 @@ func entryFor(entries []infrav1.LoadBalancer, az string) *infrav1.LoadBalancer {
 
 // lbPorts are the API server port and the additional ports, without duplicates.
 func lbPorts(spec *infrav1.OpenStackClusterSpec) []int {
-	ports := []int{apiServerPort(spec)}
+	ports := []int{spec.EffectiveAPIServerPort()}
 	for _, p := range spec.APIServerLoadBalancer.AdditionalPorts {
 		if p != ports[0] {
 			ports = append(ports, p)

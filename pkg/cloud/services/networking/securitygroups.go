@@ -96,10 +96,7 @@ func (s *Service) ReconcileSecurityGroups(ctx context.Context, namespace, cluste
 }
 
 func desiredRules(spec *infrav1.OpenStackClusterSpec, cpID, workerID string) (cpRules, workerRules []desiredRule, err error) {
-	apiPort := spec.APIServerPort
-	if apiPort == 0 {
-		apiPort = infrav1.DefaultAPIServerPort
-	}
+	apiPort := spec.EffectiveAPIServerPort()
 	cpRules = append(defaultEgress(),
 		tcp("Kubernetes API", apiPort, apiPort, anywhere, ""),
 		tcp("etcd", 2379, 2380, "", cpID),
@@ -108,8 +105,8 @@ func desiredRules(spec *infrav1.OpenStackClusterSpec, cpID, workerID string) (cp
 	)
 	// Every additional load balancer port reaches the control plane machines too. Upstream
 	// opened only 6443, whatever the API server port; we open what the listeners forward to.
-	if lb := spec.APIServerLoadBalancer; lb != nil && ptr.Deref(lb.Enabled, true) {
-		for _, port := range lb.AdditionalPorts {
+	if spec.APIServerLoadBalancerEnabled() {
+		for _, port := range spec.APIServerLoadBalancer.AdditionalPorts {
 			cpRules = append(cpRules, tcp(fmt.Sprintf("load balancer port %d", port), port, port, anywhere, ""))
 		}
 	}
