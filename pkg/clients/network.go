@@ -64,7 +64,6 @@ type NetworkClient interface {
 	CreateSecGroup(ctx context.Context, opts groups.CreateOptsBuilder) (*groups.SecGroup, error)
 	DeleteSecGroup(ctx context.Context, id string) error
 	ListSecGroupRules(ctx context.Context, opts rules.ListOpts) ([]rules.SecGroupRule, error)
-	CreateSecGroupRule(ctx context.Context, opts rules.CreateOptsBuilder) (*rules.SecGroupRule, error)
 	// CreateSecGroupRules creates several rules in one request; Neutron creates all or none.
 	CreateSecGroupRules(ctx context.Context, opts []rules.CreateOpts) ([]rules.SecGroupRule, error)
 	DeleteSecGroupRule(ctx context.Context, id string) error
@@ -214,10 +213,6 @@ func (n *networkClient) ListSecGroupRules(ctx context.Context, opts rules.ListOp
 	return call(serviceNetwork, "ListSecGroupRules", func() ([]rules.SecGroupRule, error) {
 		return allPages(ctx, rules.List(n.c, opts), rules.ExtractRules)
 	})
-}
-
-func (n *networkClient) CreateSecGroupRule(ctx context.Context, opts rules.CreateOptsBuilder) (*rules.SecGroupRule, error) {
-	return call(serviceNetwork, "CreateSecGroupRule", func() (*rules.SecGroupRule, error) { return rules.Create(ctx, n.c, opts).Extract() })
 }
 
 func (n *networkClient) CreateSecGroupRules(ctx context.Context, opts []rules.CreateOpts) ([]rules.SecGroupRule, error) {

@@ -366,7 +366,7 @@ func TestSecurityGroupFilters(t *testing.T) {
 	found, err := c.Network().ListSecGroups(ctx, groups.ListOpts{Name: "cp"})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(found).To(HaveLen(1), "untagged Name fields filter too")
-	_, err = c.Network().CreateSecGroupRule(ctx, rules.CreateOpts{SecGroupID: sg.ID, Direction: "ingress", EtherType: "IPv4"})
+	_, err = c.Network().CreateSecGroupRules(ctx, []rules.CreateOpts{{SecGroupID: sg.ID, Direction: "ingress", EtherType: "IPv4"}})
 	g.Expect(err).NotTo(HaveOccurred())
 	rs, err := c.Network().ListSecGroupRules(ctx, rules.ListOpts{SecGroupID: sg.ID})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -587,17 +587,6 @@ func (a *networkAPI) ListSecGroupRules(_ context.Context, opts rules.ListOpts) (
 	})
 }
 
-func (a *networkAPI) CreateSecGroupRule(_ context.Context, opts rules.CreateOptsBuilder) (*rules.SecGroupRule, error) {
-	return locked(a.c, "CreateSecGroupRule", func(c *Cloud) (*rules.SecGroupRule, error) {
-		r, err := c.secGroupRule(opts)
-		if err != nil {
-			return nil, err
-		}
-		c.addSecGroupRule(r)
-		return clone(r), nil
-	})
-}
-
 // CreateSecGroupRules creates every rule or, as Neutron's bulk create, none.
 func (a *networkAPI) CreateSecGroupRules(_ context.Context, opts []rules.CreateOpts) ([]rules.SecGroupRule, error) {
 	return locked(a.c, "CreateSecGroupRules", func(c *Cloud) ([]rules.SecGroupRule, error) {
@@ -611,7 +600,8 @@ func (a *networkAPI) CreateSecGroupRules(_ context.Context, opts []rules.CreateO
 		}
 		out := make([]rules.SecGroupRule, len(made))
 		for i, r := range made {
-			c.addSecGroupRule(r)
+			r.ID = c.newID("rule")
+			c.net.rules.add(r.ID, r)
 			out[i] = *clone(r)
 		}
 		return out, nil
@@ -619,7 +609,7 @@ func (a *networkAPI) CreateSecGroupRules(_ context.Context, opts []rules.CreateO
 }
 
 // secGroupRule checks a rule request and builds the rule, without storing it.
-func (c *Cloud) secGroupRule(opts rules.CreateOptsBuilder) (*rules.SecGroupRule, error) {
+func (c *Cloud) secGroupRule(opts rules.CreateOpts) (*rules.SecGroupRule, error) {
 	body, err := requestBody(opts)
 	if err != nil {
 		return nil, err
@@ -630,11 +620,6 @@ func (c *Cloud) secGroupRule(opts rules.CreateOptsBuilder) (*rules.SecGroupRule,
 	r := &rules.SecGroupRule{}
 	decodeInto(body, r)
 	return r, nil
-}
-
-func (c *Cloud) addSecGroupRule(r *rules.SecGroupRule) {
-	r.ID = c.newID("rule")
-	c.net.rules.add(r.ID, r)
 }
 
 func (a *networkAPI) DeleteSecGroupRule(_ context.Context, id string) error {
