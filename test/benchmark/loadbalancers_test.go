@@ -154,23 +154,17 @@ func drive(b *testing.B, zones int) run {
 	// object is gone.
 	var out run
 	step := func() bool {
-		cur := &infrav1.OpenStackCluster{}
-		if err := kube.Get(ctx, key, cur); apierrors.IsNotFound(err) {
-			return true
-		}
-		res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
-		out.reconciles++
-		after := &infrav1.OpenStackCluster{}
-		if err := kube.Get(ctx, key, after); apierrors.IsNotFound(err) {
-			return true
+		p := reconcileOnce(ctx, kube, r, key)
+		if p.ran {
+			out.reconciles++
 		}
 		switch {
-		case err != nil:
-			b.Fatalf("reconcile %d: %v", out.reconciles, err)
-		case after.ResourceVersion != cur.ResourceVersion:
-			// The change's watch event brings the controller back at once.
-		default:
-			clk.advance(res.RequeueAfter)
+		case p.gone:
+			return true
+		case p.err != nil:
+			b.Fatalf("reconcile %d: %v", out.reconciles, p.err)
+		case !p.changed:
+			clk.advance(p.res.RequeueAfter)
 		}
 		return false
 	}
@@ -206,6 +200,37 @@ func drive(b *testing.B, zones int) run {
 	out.deletion = clk.Now().Sub(start)
 	out.leftOver = countAll(ctx, cloud) - before
 	return out
+}
+
+// pass is one reconcile as a manager runs it.
+type pass struct {
+	// ran is false when the object was gone before the reconcile; gone says it is gone after.
+	ran, gone bool
+	// changed says the reconcile changed the object: its watch event brings the manager back at
+	// once, whatever res asks for.
+	changed bool
+	res     ctrl.Result
+	err     error
+	took    time.Duration
+}
+
+// reconcileOnce reconciles the OpenStackCluster key once and reports what a manager would do
+// next.
+func reconcileOnce(ctx context.Context, kube client.Client, r *controllers.OpenStackClusterReconciler, key client.ObjectKey) pass {
+	before := &infrav1.OpenStackCluster{}
+	if err := kube.Get(ctx, key, before); apierrors.IsNotFound(err) {
+		return pass{gone: true}
+	}
+	start := time.Now()
+	res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+	p := pass{ran: true, res: res, err: err, took: time.Since(start)}
+	after := &infrav1.OpenStackCluster{}
+	if err := kube.Get(ctx, key, after); apierrors.IsNotFound(err) {
+		p.gone = true
+		return p
+	}
+	p.changed = after.ResourceVersion != before.ResourceVersion
+	return p
 }
 
 func converged(ctx context.Context, kube client.Client, key client.ObjectKey, zones int) bool {
