@@ -84,13 +84,14 @@ type OpenStackClusterReconciler struct {
 	memoryOnce         sync.Once
 }
 
-func (r *OpenStackClusterReconciler) lbMemory() *loadbalancer.Memory {
+// loadBalancers is the load balancer service of one reconcile, sharing the reconciler's memory.
+func (r *OpenStackClusterReconciler) loadBalancers(clients *scope.Clients, osc *infrav1.OpenStackCluster) *loadbalancer.Service {
 	r.memoryOnce.Do(func() {
 		if r.LoadBalancerMemory == nil {
 			r.LoadBalancerMemory = loadbalancer.NewMemory()
 		}
 	})
-	return r.LoadBalancerMemory
+	return loadbalancer.NewService(clients.LoadBalancer, clients.Network, r.Recorder, osc, r.LoadBalancerMemory, clients.CloudKey)
 }
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,verbs=get;list;watch;update;patch
@@ -402,7 +403,7 @@ func (r *OpenStackClusterReconciler) reconcileDelete(ctx context.Context, cluste
 	// The load balancers go first when their VIP ports may be on the cluster network. While
 	// Octavia deletes them, what does not depend on them goes too: the security groups always
 	// (Octavia's ports do not use them), the router and network when every VIP is elsewhere.
-	lbs := loadbalancer.NewService(clients.LoadBalancer, clients.Network, r.Recorder, osc, r.lbMemory(), clients.CloudKey)
+	lbs := r.loadBalancers(clients, osc)
 	done, err := lbs.Delete(ctx, clusterRemoval(cluster, osc))
 	if err != nil {
 		return ctrl.Result{}, err

@@ -75,7 +75,7 @@ func (r *OpenStackClusterReconciler) reconcileLoadBalancers(ctx context.Context,
 	if err != nil {
 		return r.fail(osc, infrav1.APIServerLoadBalancersReadyCondition, err)
 	}
-	svc := loadbalancer.NewService(clients.LoadBalancer, clients.Network, r.Recorder, osc, r.lbMemory(), clients.CloudKey)
+	svc := r.loadBalancers(clients, osc)
 
 	outcomes := make([]loadbalancer.Outcome, len(plan.desired))
 	var wg sync.WaitGroup
