@@ -199,6 +199,15 @@ func setupControllers(ctx context.Context, mgr manager.Manager, o *options) erro
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: o.clusterConcurrency}); err != nil {
 		return fmt.Errorf("setting up the OpenStackCluster controller: %w", err)
 	}
+	if err := (&controllers.OpenStackMachineReconciler{
+		Client:           mgr.GetClient(),
+		APIReader:        mgr.GetAPIReader(),
+		Recorder:         mgr.GetEventRecorder("openstackmachine-controller"),
+		ScopeFactory:     factory,
+		WatchFilterValue: o.watchFilterValue,
+	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: o.machineConcurrency}); err != nil {
+		return fmt.Errorf("setting up the OpenStackMachine controller: %w", err)
+	}
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -220,10 +221,13 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, cluste
 
 	// With one load balancer per availability zone the cluster is reachable as soon as one of
 	// them is: machines may start while another zone still converges or is broken.
+	// A control plane failure domain without a load balancer is reported, but does not hold
+	// back machines in the other failure domains, nor workers.
 	provisioned := lbReady > 0 || !osc.Spec.APIServerLoadBalancerEnabled()
 	for _, t := range clusterConditions {
 		if t != infrav1.APIServerLoadBalancersReadyCondition {
-			provisioned = provisioned && conditions.IsTrue(osc, t)
+			provisioned = provisioned && (conditions.IsTrue(osc, t) ||
+				conditions.GetReason(osc, t) == infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason)
 		}
 	}
 	if !multiAZ(&osc.Spec) {
@@ -324,8 +328,40 @@ func (r *OpenStackClusterReconciler) reconcileFailureDomains(ctx context.Context
 		return r.fail(osc, infrav1.FailureDomainsReadyCondition, err)
 	}
 	osc.Status.FailureDomains = fds
+	if zones := uncoveredControlPlaneZones(osc); len(zones) > 0 {
+		// The check the other cloud's installer makes between load balancer zones and node zones:
+		// KCP spreads control plane machines over every control plane failure domain.
+		message := fmt.Sprintf("control plane failure domains %s have no API server load balancer and allowCrossAZLoadBalancerMembers is off: "+
+			"control plane machines placed there get no API server traffic; map them in spec.apiServerLoadBalancer.availabilityZoneSubnets, "+
+			"set allowCrossAZLoadBalancerMembers, or leave them out of spec.controlPlaneAvailabilityZones", strings.Join(zones, ", "))
+		if before := conditions.Get(osc, infrav1.FailureDomainsReadyCondition); before == nil || before.Message != message {
+			r.Recorder.Eventf(osc, nil, corev1.EventTypeWarning, infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, "Reconcile", "%s", message)
+		}
+		setCondition(osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionFalse, infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, message)
+		return phaseResult{}
+	}
 	setCondition(osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
 	return phaseResult{}
+}
+
+// uncoveredControlPlaneZones are the control plane failure domains whose machines would be a
+// member of no API server load balancer: per-AZ load balancers, cross-AZ members off, no zone
+// mapping for the failure domain and no single load balancer left to fall back on.
+func uncoveredControlPlaneZones(osc *infrav1.OpenStackCluster) []string {
+	lb := osc.Spec.APIServerLoadBalancer
+	if !osc.Spec.APIServerLoadBalancerEnabled() || len(lb.AvailabilityZoneSubnets) == 0 || ptr.Deref(lb.AllowCrossAZLoadBalancerMembers, false) {
+		return nil
+	}
+	if single := osc.Status.APIServerLoadBalancer; single != nil && single.ID != "" && single.AvailabilityZone == "" {
+		return nil
+	}
+	var out []string
+	for _, fd := range osc.Status.FailureDomains {
+		if ptr.Deref(fd.ControlPlane, false) && !zoneMapped(osc, fd.Name) {
+			out = append(out, fd.Name)
+		}
+	}
+	return out
 }
 
 // reconcileEndpoint fills spec.controlPlaneEndpoint when the API server has no load balancer: the

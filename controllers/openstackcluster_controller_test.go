@@ -50,8 +50,13 @@ var ctx = context.Background()
 // newCloud is a fake OpenStack with two zones and an external network, for one namespace.
 func newCloud(t *testing.T, g *WithT, namespace string) *fakeopenstack.Cloud {
 	t.Helper()
+	return newCloudWith(t, g, namespace, fakeopenstack.Options{})
+}
+
+func newCloudWith(t *testing.T, g *WithT, namespace string, opts fakeopenstack.Options) *fakeopenstack.Cloud {
+	t.Helper()
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
-	cloud := fakeopenstack.New(fakeopenstack.Options{})
+	cloud := fakeopenstack.New(opts)
 	cloud.SetAvailabilityZones("az1", "az2")
 	ext := cloud.AddNetwork("public", true)
 	cloud.AddSubnet(ext, "public-subnet", "172.24.4.0/24")
@@ -62,7 +67,10 @@ func newCloud(t *testing.T, g *WithT, namespace string) *fakeopenstack.Cloud {
 // newCluster creates a Cluster and an OpenStackCluster it owns, as Cluster API would.
 func newCluster(g *WithT, namespace string, paused bool, spec infrav1.OpenStackClusterSpec, withOwner bool) *infrav1.OpenStackCluster {
 	// Cluster v1beta2 wants a non-empty spec; paused is set either way.
-	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: namespace}, Spec: clusterv1.ClusterSpec{Paused: ptr.To(paused)}}
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: namespace}, Spec: clusterv1.ClusterSpec{
+		Paused:            ptr.To(paused),
+		InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "OpenStackCluster", Name: "c"},
+	}}
 	g.Expect(env.Client.Create(ctx, cluster)).To(Succeed())
 	osc := &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: namespace}, Spec: spec}
 	if withOwner {

@@ -114,6 +114,14 @@ func startManager(ctx context.Context) (chan error, error) {
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return nil, err
 	}
+	if err := (&OpenStackMachineReconciler{
+		Client:       mgr.GetClient(),
+		APIReader:    mgr.GetAPIReader(),
+		Recorder:     mgr.GetEventRecorder("openstackmachine-controller"),
+		ScopeFactory: clouds,
+	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
+		return nil, err
+	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	return done, nil

@@ -79,6 +79,48 @@ const (
 	LoadBalancerConfigurationErrorReason = "LoadBalancerConfigurationError"
 )
 
+// Condition types and reasons of OpenStackMachine.
+const (
+	// InstanceReadyCondition says whether the machine's Nova server exists and is ACTIVE with its
+	// ports and addresses.
+	InstanceReadyCondition = "InstanceReady"
+	// APIServerIngressReadyCondition, on control plane machines only, says whether the machine is
+	// a member of every pool of the API server load balancers the spec asks for: its own
+	// availability zone's, or every zone's with allowCrossAZLoadBalancerMembers.
+	APIServerIngressReadyCondition = "APIServerIngressReady"
+
+	// WaitingForClusterInfrastructureReason means the Cluster's infrastructure (network, security
+	// groups, load balancers) is not provisioned yet; nothing is created before it is.
+	WaitingForClusterInfrastructureReason = "WaitingForClusterInfrastructure"
+	// WaitingForBootstrapDataReason means the Machine has no bootstrap data secret yet.
+	WaitingForBootstrapDataReason = "WaitingForBootstrapData"
+	// InstanceConfigurationErrorReason means the spec asks for something the cloud does not have:
+	// a flavor, image, server group, key pair, network, subnet or security group that matches
+	// nothing (or several). The message names the field and the value.
+	InstanceConfigurationErrorReason = "InstanceConfigurationError"
+	// InstanceBuildingReason means Nova is building the server (BUILD); the controller looks
+	// again shortly.
+	InstanceBuildingReason = "InstanceBuilding"
+	// InstanceErrorReason means Nova put the server in ERROR; the message carries Nova's fault.
+	// The server is not recreated: delete the Machine (or let a MachineHealthCheck do it).
+	InstanceErrorReason = "InstanceError"
+	// InstanceNotRunningReason means the server exists but is not ACTIVE (SHUTOFF, SUSPENDED, ...).
+	InstanceNotRunningReason = "InstanceNotRunning"
+	// InstanceDeletedReason means the server the machine had is gone from Nova. It is not
+	// recreated, since the Machine's provider ID names it.
+	InstanceDeletedReason = "InstanceDeleted"
+	// WaitingForInstanceReason means load balancer membership waits for the server's address.
+	WaitingForInstanceReason = "WaitingForInstance"
+	// NoLoadBalancerInAvailabilityZoneReason means a control plane machine's availability zone
+	// has no API server load balancer and allowCrossAZLoadBalancerMembers is off, so the machine
+	// gets no API traffic. The message names the zone.
+	NoLoadBalancerInAvailabilityZoneReason = "NoLoadBalancerInAvailabilityZone"
+	// ControlPlaneFailureDomainWithoutLoadBalancerReason, on the OpenStackCluster's
+	// FailureDomainsReady, names the control plane failure domains that have no API server load
+	// balancer while allowCrossAZLoadBalancerMembers is off.
+	ControlPlaneFailureDomainWithoutLoadBalancerReason = "ControlPlaneFailureDomainWithoutLoadBalancer"
+)
+
 // GetConditions returns the conditions, for Cluster API's condition utilities.
 func (c *OpenStackCluster) GetConditions() []metav1.Condition { return c.Status.Conditions }
 

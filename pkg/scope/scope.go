@@ -311,6 +311,9 @@ func endpointOpts(cloud *clientconfig.Cloud) gophercloud.EndpointOpts {
 	return gophercloud.EndpointOpts{Region: cloud.RegionName, Availability: availability}
 }
 
+// computeMicroversion is the Nova API version the provider asks for.
+const computeMicroversion = "2.60"
+
 func newServiceClients(provider *gophercloud.ProviderClient, endpoint gophercloud.EndpointOpts, where string) (*Clients, error) {
 	missing := func(service string, err error) error {
 		return fmt.Errorf("%s: no usable %s endpoint (region %q, interface %s) in the service catalog: %w", where, service, endpoint.Region, endpoint.Availability, err)
@@ -327,6 +330,8 @@ func newServiceClients(provider *gophercloud.ProviderClient, endpoint gopherclou
 	if err != nil {
 		return nil, missing("compute (Nova)", err)
 	}
+	// 2.60: server tags at create (2.52) and the server's availability zone in its details.
+	compute.Microversion = computeMicroversion
 	image, err := openstack.NewImageV2(provider, endpoint)
 	if err != nil {
 		return nil, missing("image (Glance)", err)

@@ -18,6 +18,7 @@ package fake
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"regexp"
 	"slices"
@@ -34,6 +35,8 @@ type serverEntry struct {
 	server   servers.Server
 	reads    int
 	settleTo string
+	// userData is the base64 user data the server was created with.
+	userData string
 }
 
 type computeState struct {
@@ -84,6 +87,21 @@ func (c *Cloud) AddServerGroup(name string) string {
 	g := servergroups.ServerGroup{ID: c.newID("servergroup"), Name: name}
 	c.compute.groups = append(c.compute.groups, g)
 	return g.ID
+}
+
+// ServerUserData is the user data a server was created with, decoded; "" for no server.
+func (c *Cloud) ServerUserData(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.compute.servers.get(id)
+	if !ok {
+		return ""
+	}
+	data, err := base64.StdEncoding.DecodeString(e.userData)
+	if err != nil {
+		return "undecodable: " + e.userData
+	}
+	return string(data)
 }
 
 // settleServer moves a building server to its final state after enough reads.
@@ -171,7 +189,7 @@ func (a *computeAPI) GetServer(_ context.Context, id string) (*servers.Server, e
 	})
 }
 
-func (a *computeAPI) CreateServer(_ context.Context, opts servers.CreateOptsBuilder, _ servers.SchedulerHintOptsBuilder) (*servers.Server, error) {
+func (a *computeAPI) CreateServer(_ context.Context, opts servers.CreateOptsBuilder, hints servers.SchedulerHintOptsBuilder) (*servers.Server, error) {
 	return locked(a.c, "CreateServer", func(c *Cloud) (*servers.Server, error) {
 		body, err := requestBody(opts)
 		if err != nil {
@@ -215,6 +233,13 @@ func (a *computeAPI) CreateServer(_ context.Context, opts servers.CreateOptsBuil
 		}
 		if tags := stringsOf(body["tags"]); tags != nil {
 			e.server.Tags = &tags
+		}
+		e.server.KeyName = str(body, "key_name")
+		e.server.Flavor = map[string]any{"id": str(body, "flavorRef")}
+		e.server.Image = map[string]any{"id": str(body, "imageRef")}
+		e.userData = str(body, "user_data")
+		if h, ok := hints.(servers.SchedulerHintOpts); ok && h.Group != "" {
+			e.server.ServerGroups = &[]string{h.Group}
 		}
 		if c.opts.ServerBuildReads == 0 {
 			e.server.Status = e.settleTo

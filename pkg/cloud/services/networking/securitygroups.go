@@ -296,3 +296,34 @@ func (s *Service) DeleteManagedSecurityGroups(ctx context.Context, namespace, cl
 	}
 	return nil
 }
+
+// ResolveSecurityGroup returns the ID of the one security group a SecurityGroupParam selects.
+// field names the parameter in messages (spec.securityGroups[0], spec.ports[1].securityGroups[0]).
+func (s *Service) ResolveSecurityGroup(ctx context.Context, param *infrav1.SecurityGroupParam, field string) (string, error) {
+	if param.ID != nil {
+		g, err := s.client.GetSecGroup(ctx, *param.ID)
+		if clients.IsNotFound(err) {
+			return "", &SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("%s.id: security group %s does not exist", field, *param.ID)}
+		}
+		if err != nil {
+			return "", fmt.Errorf("getting security group %s: %w", *param.ID, err)
+		}
+		return g.ID, nil
+	}
+	if param.Filter == nil {
+		return "", &SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: field + ": set id or filter"}
+	}
+	f := param.Filter
+	tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
+	found, err := s.client.ListSecGroups(ctx, groups.ListOpts{Name: f.Name, Description: f.Description, ProjectID: f.ProjectID,
+		Tags: tags, TagsAny: tagsAny, NotTags: notTags, NotTagsAny: notTagsAny})
+	if err != nil {
+		return "", fmt.Errorf("listing security groups: %w", err)
+	}
+	if len(found) != 1 {
+		return "", &SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("%s.filter %s matches %d security groups, want exactly one", field,
+			describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID,
+				"tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny), len(found))}
+	}
+	return found[0].ID, nil
+}

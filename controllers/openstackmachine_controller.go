@@ -1,0 +1,377 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/paused"
+	"sigs.k8s.io/cluster-api/util/predicates"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+)
+
+const (
+	// buildRequeue is how soon a server Nova is building, or deleting, is looked at again.
+	buildRequeue = 2 * time.Second
+	// memberRequeue is how soon membership is looked at again while Octavia applies a change to
+	// a pool (PENDING_UPDATE takes a second or two).
+	memberRequeue = 2 * time.Second
+	// notRunningRequeue is how soon a server that is neither building nor ACTIVE is looked at
+	// again: Nova sends no event when someone starts it.
+	notRunningRequeue = time.Minute
+)
+
+// OpenStackMachineReconciler reconciles OpenStackMachines: one Nova server with its ports, and,
+// for control plane machines, its membership of the API server load balancers.
+type OpenStackMachineReconciler struct {
+	Client client.Client
+	// APIReader reads the bootstrap data Secrets uncached, so that the manager neither lists nor
+	// watches Secrets; Client is used when nil.
+	APIReader        client.Reader
+	Recorder         events.EventRecorder
+	ScopeFactory     scope.Factory
+	WatchFilterValue string
+}
+
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines/status;openstackmachines/finalizers,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machines;machines/status,verbs=get;list;watch
+
+// SetupWithManager registers the reconciler. Besides OpenStackMachines it watches their
+// Machines (bootstrap data, deletion), Clusters (infrastructure provisioned, pause) and
+// OpenStackClusters: a change of the API server load balancers or of the membership policy
+// re-reconciles every control plane machine of the cluster.
+func (r *OpenStackMachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	log := ctrl.LoggerFrom(ctx).WithName("openstackmachine")
+	clusterToMachines, err := util.ClusterToTypedObjectsMapper(mgr.GetClient(), &infrav1.OpenStackMachineList{}, mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&infrav1.OpenStackMachine{}).
+		WithOptions(options).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Watches(&clusterv1.Machine{},
+			handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(infrav1.GroupVersion.WithKind("OpenStackMachine"))),
+		).
+		Watches(&clusterv1.Cluster{},
+			handler.EnqueueRequestsFromMapFunc(clusterToMachines),
+			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)),
+		).
+		Watches(&infrav1.OpenStackCluster{},
+			handler.EnqueueRequestsFromMapFunc(r.controlPlaneMachinesOf),
+			builder.WithPredicates(membershipInputsChanged()),
+		).
+		Complete(r)
+}
+
+// Reconcile brings one OpenStackMachine's server, ports and load balancer membership to what
+// its spec and its cluster ask for.
+func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	log := ctrl.LoggerFrom(ctx)
+	osm := &infrav1.OpenStackMachine{}
+	if err := r.Client.Get(ctx, req.NamespacedName, osm); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	machine, err := util.GetOwnerMachine(ctx, r.Client, osm.ObjectMeta)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("getting the owner Machine: %w", err)
+	}
+	if machine == nil {
+		log.Info("Waiting for the Machine controller to set the owner reference")
+		return ctrl.Result{}, nil
+	}
+	cluster := &clusterv1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: machine.Namespace, Name: machine.Spec.ClusterName}, cluster); err != nil {
+		return ctrl.Result{}, fmt.Errorf("getting Cluster %s of Machine %s: %w", machine.Spec.ClusterName, machine.Name, err)
+	}
+	log = log.WithValues("Cluster", clusterRef(cluster), "Machine", machine.Name)
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, osm); err != nil || isPaused || requeue {
+		return ctrl.Result{}, err
+	}
+
+	// The OpenStackCluster may be missing: not created yet, or, during deletion, already gone.
+	osc := &infrav1.OpenStackCluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: cluster.Spec.InfrastructureRef.Name}, osc); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("getting the OpenStackCluster: %w", err)
+		}
+		osc = nil
+	}
+
+	m := &machineScope{osm: osm, machine: machine, cluster: cluster, osc: osc, controlPlane: util.IsControlPlaneMachine(machine)}
+	helper, err := patch.NewHelper(osm, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		setMachineReadySummary(m)
+		owned := append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, m.conditionTypes()...)
+		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: owned}); err != nil {
+			reterr = kerrors.NewAggregate([]error{reterr, err})
+		}
+	}()
+
+	if !osm.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, m)
+	}
+	if controllerutil.AddFinalizer(osm, infrav1.MachineFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	return r.reconcileNormal(ctx, m)
+}
+
+// machineScope is what one reconcile of a machine works with.
+type machineScope struct {
+	osm          *infrav1.OpenStackMachine
+	machine      *clusterv1.Machine
+	cluster      *clusterv1.Cluster
+	osc          *infrav1.OpenStackCluster
+	controlPlane bool
+}
+
+// owner is how the server's metadata and the ports' default description name the machine.
+func (m *machineScope) owner() string { return m.osm.Namespace + "/" + m.osm.Name }
+
+// conditionTypes are the conditions the controller owns on this machine, besides Ready and
+// Paused: APIServerIngressReady only on control plane machines.
+func (m *machineScope) conditionTypes() []string {
+	if m.controlPlane {
+		return []string{infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition}
+	}
+	return []string{infrav1.InstanceReadyCondition}
+}
+
+func (m *machineScope) identityRef() *infrav1.OpenStackIdentityReference {
+	if m.osm.Spec.IdentityRef != nil || m.osc == nil {
+		return m.osm.Spec.IdentityRef
+	}
+	return m.osc.Spec.IdentityRef
+}
+
+// instanceFailed sets InstanceReady to False for a problem the user must act on, and warns with
+// an event when the problem is new.
+func (r *OpenStackMachineReconciler) instanceFailed(m *machineScope, reason, message string) {
+	before := conditions.Get(m.osm, infrav1.InstanceReadyCondition)
+	if before == nil || before.Reason != reason || before.Message != message {
+		r.Recorder.Eventf(m.osm, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", message)
+	}
+	setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, reason, message)
+}
+
+func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *machineScope) (ctrl.Result, error) {
+	for _, t := range m.conditionTypes() {
+		if conditions.Get(m.osm, t) == nil {
+			setCondition(m.osm, t, metav1.ConditionUnknown, infrav1.ProvisioningReason, "")
+		}
+	}
+	if !ptr.Deref(m.cluster.Status.Initialization.InfrastructureProvisioned, false) || m.osc == nil {
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForClusterInfrastructureReason,
+			"waiting for the Cluster's infrastructure (network, security groups, API server load balancers) to be provisioned")
+		return ctrl.Result{}, nil
+	}
+	clients, err := r.ScopeFactory.NewClients(ctx, m.osm.Namespace, m.identityRef())
+	if err != nil {
+		r.instanceFailed(m, infrav1.IdentityErrorReason, err.Error())
+		return ctrl.Result{RequeueAfter: specErrorRequeue}, nil
+	}
+	svc := compute.NewService(clients.Compute, clients.Image, clients.Network, r.Recorder, m.osm)
+
+	server, gone, err := svc.Find(ctx, ptr.Deref(m.osm.Status.InstanceID, ""), m.osm.Name, m.owner())
+	if err != nil {
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
+		return ctrl.Result{}, err
+	}
+	if gone {
+		// The provider ID names the server: a new one would be a different machine.
+		m.osm.Status.InstanceState = ptr.To(infrav1.InstanceStateDeleted)
+		r.instanceFailed(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
+			"server %s no longer exists in Nova; it is not recreated: delete the Machine to replace it", *m.osm.Status.InstanceID))
+		return ctrl.Result{}, nil
+	}
+	if server == nil {
+		if m.machine.Spec.Bootstrap.DataSecretName == nil {
+			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason,
+				"waiting for the Machine's bootstrap data secret")
+			return ctrl.Result{}, nil
+		}
+		if server, err = r.createServer(ctx, svc, networking.NewService(clients.Network, r.Recorder, m.osm), m); err != nil {
+			if _, ok := networking.IsSpecError(err); ok || compute.IsSpecError(err) {
+				r.instanceFailed(m, infrav1.InstanceConfigurationErrorReason, err.Error())
+				return ctrl.Result{RequeueAfter: specErrorRequeue}, nil
+			}
+			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
+			return ctrl.Result{}, err
+		}
+	}
+	m.osm.Status.InstanceID = ptr.To(server.ID)
+	m.osm.Spec.ProviderID = ptr.To("openstack:///" + server.ID)
+	m.osm.Status.InstanceState = ptr.To(infrav1.InstanceState(server.Status))
+
+	result := ctrl.Result{}
+	switch server.Status {
+	case "ACTIVE":
+		m.osm.Status.Addresses = compute.Addresses(server)
+		m.osm.Status.Initialization = &infrav1.OpenStackMachineInitializationStatus{Provisioned: ptr.To(true)}
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+	case "BUILD":
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
+			fmt.Sprintf("Nova is building server %s", server.ID))
+		result = ctrl.Result{RequeueAfter: buildRequeue}
+	case "ERROR":
+		fault := server.Fault.Message
+		if fault == "" {
+			fault = "Nova gave no fault message"
+		}
+		r.instanceFailed(m, infrav1.InstanceErrorReason, fmt.Sprintf(
+			"server %s is in ERROR: %s (code %d); it is not recreated: delete the Machine to replace it", server.ID, fault, server.Fault.Code))
+	case "DELETED", "SOFT_DELETED":
+		r.instanceFailed(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
+			"server %s was deleted outside Cluster API; it is not recreated: delete the Machine to replace it", server.ID))
+	default:
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceNotRunningReason,
+			fmt.Sprintf("server %s is %s", server.ID, server.Status))
+		result = ctrl.Result{RequeueAfter: notRunningRequeue}
+	}
+	if !m.controlPlane {
+		return result, nil
+	}
+	ingress, err := r.reconcileIngress(ctx, clients, m, server)
+	return lowestRequeue(result, ingress), err
+}
+
+// createServer resolves the spec and creates the server with its ports.
+func (r *OpenStackMachineReconciler) createServer(ctx context.Context, svc *compute.Service, net *networking.Service, m *machineScope) (*servers.Server, error) {
+	spec, err := r.instanceSpec(ctx, svc, net, m)
+	if err != nil {
+		return nil, err
+	}
+	return svc.Create(ctx, spec)
+}
+
+func (r *OpenStackMachineReconciler) bootstrapData(ctx context.Context, m *machineScope) ([]byte, error) {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	secret := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: m.machine.Namespace, Name: *m.machine.Spec.Bootstrap.DataSecretName}
+	if err := reader.Get(ctx, key, secret); err != nil {
+		return nil, fmt.Errorf("reading bootstrap data secret %s: %w", key.Name, err)
+	}
+	data, ok := secret.Data["value"]
+	if !ok {
+		return nil, fmt.Errorf("bootstrap data secret %s has no value key", key.Name)
+	}
+	return data, nil
+}
+
+// portIdentities are the names and descriptions of the machine's ports, from the spec alone:
+// "<machine>-<nameSuffix or index>", and the spec's description or the provider's.
+func portIdentities(osm *infrav1.OpenStackMachine) []compute.PortIdentity {
+	owner := osm.Namespace + "/" + osm.Name
+	if len(osm.Spec.Ports) == 0 {
+		return []compute.PortIdentity{{Name: osm.Name + "-0", Description: compute.DefaultPortDescription(owner)}}
+	}
+	out := make([]compute.PortIdentity, len(osm.Spec.Ports))
+	for i, p := range osm.Spec.Ports {
+		suffix := strconv.Itoa(i)
+		if p.NameSuffix != nil {
+			suffix = *p.NameSuffix
+		}
+		out[i] = compute.PortIdentity{Name: osm.Name + "-" + suffix, Description: ptr.Deref(p.Description, compute.DefaultPortDescription(owner))}
+	}
+	return out
+}
+
+// reconcileDelete takes a control plane machine out of the load balancers, then deletes the
+// server, then the ports the machine created, and lets the OpenStackMachine go.
+func (r *OpenStackMachineReconciler) reconcileDelete(ctx context.Context, m *machineScope) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(m.osm, infrav1.MachineFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	clients, err := r.ScopeFactory.NewClients(ctx, m.osm.Namespace, m.identityRef())
+	if err != nil {
+		r.instanceFailed(m, infrav1.IdentityErrorReason, err.Error())
+		return ctrl.Result{RequeueAfter: specErrorRequeue}, nil
+	}
+	if m.controlPlane {
+		done, err := r.removeMemberships(ctx, clients, m)
+		if err != nil {
+			setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
+			return ctrl.Result{}, err
+		}
+		if !done {
+			setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
+				"removing the machine from the API server load balancers")
+			return ctrl.Result{RequeueAfter: memberRequeue}, nil
+		}
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
+			"the machine is a member of no API server load balancer")
+	}
+	svc := compute.NewService(clients.Compute, clients.Image, clients.Network, r.Recorder, m.osm)
+	server, _, err := svc.Find(ctx, ptr.Deref(m.osm.Status.InstanceID, ""), m.osm.Name, m.owner())
+	if err != nil {
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
+		return ctrl.Result{}, err
+	}
+	if server != nil {
+		done, err := svc.Delete(ctx, server)
+		if err != nil {
+			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
+			return ctrl.Result{}, err
+		}
+		if !done {
+			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
+				fmt.Sprintf("Nova is deleting server %s", server.ID))
+			return ctrl.Result{RequeueAfter: buildRequeue}, nil
+		}
+	}
+	if err := svc.DeletePorts(ctx, portIdentities(m.osm)); err != nil {
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
+		return ctrl.Result{}, err
+	}
+	setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason, "the server and its ports are deleted")
+	controllerutil.RemoveFinalizer(m.osm, infrav1.MachineFinalizer)
+	return ctrl.Result{}, nil
+}

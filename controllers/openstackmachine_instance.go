@@ -1,0 +1,174 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"k8s.io/utils/ptr"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+)
+
+// instanceSpec resolves everything the machine's spec names into the server to create.
+func (r *OpenStackMachineReconciler) instanceSpec(ctx context.Context, svc *compute.Service, net *networking.Service, m *machineScope) (*compute.InstanceSpec, error) {
+	s := &m.osm.Spec
+	flavorID, err := svc.ResolveFlavor(ctx, s.Flavor, s.FlavorID)
+	if err != nil {
+		return nil, err
+	}
+	imageID, err := svc.ResolveImage(ctx, &s.Image)
+	if err != nil {
+		return nil, err
+	}
+	groupID, err := svc.ResolveServerGroup(ctx, s.ServerGroup)
+	if err != nil {
+		return nil, err
+	}
+	if err := svc.CheckKeyPair(ctx, s.SSHKeyName); err != nil {
+		return nil, err
+	}
+	portSpecs, err := machinePorts(ctx, net, m)
+	if err != nil {
+		return nil, err
+	}
+	userData, err := r.bootstrapData(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	metadata := map[string]string{}
+	for _, kv := range s.ServerMetadata {
+		metadata[kv.Key] = kv.Value
+	}
+	return &compute.InstanceSpec{
+		Name:             m.osm.Name,
+		Owner:            m.owner(),
+		FlavorID:         flavorID,
+		ImageID:          imageID,
+		KeyName:          s.SSHKeyName,
+		AvailabilityZone: availabilityZoneOf(m),
+		ServerGroupID:    groupID,
+		UserData:         userData,
+		ConfigDrive:      s.ConfigDrive,
+		Metadata:         metadata,
+		Tags:             slices.Clone(s.Tags),
+		Ports:            portSpecs,
+	}, nil
+}
+
+// availabilityZoneOf is the Nova availability zone to ask for: the Machine's failure domain,
+// unless the cluster says to let Nova choose for the control plane.
+func availabilityZoneOf(m *machineScope) string {
+	if m.controlPlane && ptr.Deref(m.osc.Spec.ControlPlaneOmitAvailabilityZone, false) {
+		return ""
+	}
+	return m.machine.Spec.FailureDomain
+}
+
+// machinePorts resolves the machine's ports: the spec's, or one on the cluster network. Every
+// port gets the cluster's managed security group for the machine's role, then the port's own
+// security groups or else the machine's; none when port security is off.
+func machinePorts(ctx context.Context, net *networking.Service, m *machineScope) ([]compute.PortSpec, error) {
+	s, status := &m.osm.Spec, &m.osc.Status
+	var managed []string
+	if g := status.WorkerSecurityGroup; !m.controlPlane && g != nil {
+		managed = append(managed, g.ID)
+	}
+	if g := status.ControlPlaneSecurityGroup; m.controlPlane && g != nil {
+		managed = append(managed, g.ID)
+	}
+	machineGroups, err := resolveGroups(ctx, net, s.SecurityGroups, "spec.securityGroups")
+	if err != nil {
+		return nil, err
+	}
+	opts := s.Ports
+	if len(opts) == 0 {
+		opts = []infrav1.PortOpts{{}}
+	}
+	ids := portIdentities(m.osm)
+	out := make([]compute.PortSpec, len(opts))
+	for i, o := range opts {
+		field := fmt.Sprintf("spec.ports[%d]", i)
+		p := compute.PortSpec{PortIdentity: ids[i], DisablePortSecurity: o.DisablePortSecurity}
+		if p.DisablePortSecurity == nil {
+			p.DisablePortSecurity = m.osc.Spec.DisablePortSecurity
+		}
+		switch {
+		case o.Network != nil:
+			n, err := net.ResolveNetworkParam(ctx, o.Network, field+".network")
+			if err != nil {
+				return nil, err
+			}
+			p.NetworkID = n.ID
+		case status.Network != nil:
+			p.NetworkID = status.Network.ID
+		default:
+			return nil, &networking.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: field + ".network: not set, and the cluster has no network"}
+		}
+		for j, f := range o.FixedIPs {
+			ip := ports.IP{IPAddress: ptr.Deref(f.IPAddress, "")}
+			if f.Subnet != nil {
+				sn, err := net.ResolveSubnet(ctx, f.Subnet, p.NetworkID, fmt.Sprintf("%s.fixedIPs[%d].subnet", field, j))
+				if err != nil {
+					return nil, err
+				}
+				ip.SubnetID = sn.ID
+			}
+			p.FixedIPs = append(p.FixedIPs, ip)
+		}
+		if !ptr.Deref(p.DisablePortSecurity, false) {
+			groups := machineGroups
+			if o.SecurityGroups != nil {
+				if groups, err = resolveGroups(ctx, net, o.SecurityGroups, field+".securityGroups"); err != nil {
+					return nil, err
+				}
+			}
+			p.SecurityGroupIDs = union(managed, groups)
+		}
+		p.Tags = union(s.Tags, o.Tags)
+		out[i] = p
+	}
+	return out, nil
+}
+
+func resolveGroups(ctx context.Context, net *networking.Service, params []infrav1.SecurityGroupParam, field string) ([]string, error) {
+	var ids []string
+	for i := range params {
+		id, err := net.ResolveSecurityGroup(ctx, &params[i], fmt.Sprintf("%s[%d]", field, i))
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// union is a followed by the elements of b it lacks; nil when both are empty.
+func union(a, b []string) []string {
+	var out []string
+	for _, v := range append(slices.Clone(a), b...) {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

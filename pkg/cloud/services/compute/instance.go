@@ -1,0 +1,206 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package compute
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"net/netip"
+	"regexp"
+	"slices"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+)
+
+// OwnerMetadataKey is the Nova metadata key that marks the server of an OpenStackMachine; its
+// value is "<namespace>/<name>". Nova sets it with the server, in the same call, so a server is
+// never without it.
+const OwnerMetadataKey = "capo-openstackmachine"
+
+// InstanceSpec is the server of one machine, with every reference resolved to an ID.
+type InstanceSpec struct {
+	Name string
+	// Owner is "<namespace>/<name>" of the OpenStackMachine.
+	Owner            string
+	FlavorID         string
+	ImageID          string
+	KeyName          string
+	AvailabilityZone string
+	ServerGroupID    string
+	UserData         []byte
+	ConfigDrive      *bool
+	Metadata         map[string]string
+	Tags             []string
+	Ports            []PortSpec
+}
+
+// Find returns the machine's server: the one whose ID the status records, or else the one named
+// name that carries owner in its metadata (a server created before the status was written).
+// gone reports that the recorded server no longer exists. A server Nova is deleting is returned
+// like any other; its status says DELETED or its task state says deleting.
+func (s *Service) Find(ctx context.Context, knownID, name, owner string) (server *servers.Server, gone bool, err error) {
+	if knownID != "" {
+		server, err := s.compute.GetServer(ctx, knownID)
+		switch {
+		case clients.IsNotFound(err):
+			return nil, true, nil
+		case err != nil:
+			return nil, false, fmt.Errorf("getting server %s: %w", knownID, err)
+		}
+		return server, false, nil
+	}
+	// Nova's name filter is a regular expression.
+	found, err := s.compute.ListServers(ctx, servers.ListOpts{Name: "^" + regexp.QuoteMeta(name) + "$"})
+	if err != nil {
+		return nil, false, fmt.Errorf("listing servers named %s: %w", name, err)
+	}
+	var ours []servers.Server
+	for _, sv := range found {
+		if sv.Name == name && sv.Metadata[OwnerMetadataKey] == owner {
+			ours = append(ours, sv)
+		}
+	}
+	if len(ours) == 0 {
+		return nil, false, nil
+	}
+	// There is never more than one unless someone copied the metadata; the oldest is the one a
+	// provider ID may already name.
+	slices.SortFunc(ours, func(a, b servers.Server) int { return a.Created.Compare(b.Created) })
+	return &ours[0], false, nil
+}
+
+// Create makes the server's ports, adopting those an interrupted attempt left, and then the
+// server.
+func (s *Service) Create(ctx context.Context, spec *InstanceSpec) (*servers.Server, error) {
+	var networks []servers.Network
+	for i := range spec.Ports {
+		p, err := s.ensurePort(ctx, &spec.Ports[i])
+		if err != nil {
+			return nil, err
+		}
+		networks = append(networks, servers.Network{Port: p.ID})
+	}
+	metadata := maps.Clone(spec.Metadata)
+	if metadata == nil {
+		metadata = map[string]string{}
+	}
+	metadata[OwnerMetadataKey] = spec.Owner
+	opts := servers.CreateOpts{
+		Name:             spec.Name,
+		ImageRef:         spec.ImageID,
+		FlavorRef:        spec.FlavorID,
+		AvailabilityZone: spec.AvailabilityZone,
+		Networks:         networks,
+		Metadata:         metadata,
+		ConfigDrive:      spec.ConfigDrive,
+		Tags:             spec.Tags,
+	}
+	if spec.UserData != nil {
+		// Encoded here: gophercloud would pass through bootstrap data that happens to be valid
+		// base64 as it is.
+		opts.UserData = []byte(base64.StdEncoding.EncodeToString(spec.UserData))
+	}
+	var builder servers.CreateOptsBuilder = opts
+	if spec.KeyName != "" {
+		builder = keypairs.CreateOptsExt{CreateOptsBuilder: opts, KeyName: spec.KeyName}
+	}
+	var hints servers.SchedulerHintOptsBuilder
+	if spec.ServerGroupID != "" {
+		hints = servers.SchedulerHintOpts{Group: spec.ServerGroupID}
+	}
+	server, err := s.compute.CreateServer(ctx, builder, hints)
+	if err != nil {
+		return nil, fmt.Errorf("creating server %s: %w", spec.Name, err)
+	}
+	where := spec.AvailabilityZone
+	if where == "" {
+		where = "any availability zone"
+	}
+	s.event("CreatedServer", "Create", "Created server %s (%s) in %s", spec.Name, server.ID, where)
+	return server, nil
+}
+
+// Delete asks Nova to delete the server; done reports that it is gone. Nova deletes
+// asynchronously, so the caller looks again until done.
+func (s *Service) Delete(ctx context.Context, server *servers.Server) (done bool, err error) {
+	err = s.compute.DeleteServer(ctx, server.ID)
+	switch {
+	case clients.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("deleting server %s (%s): %w", server.Name, server.ID, err)
+	}
+	if server.Status != "DELETED" {
+		s.event("DeletedServer", "Delete", "Deleting server %s (%s)", server.Name, server.ID)
+	}
+	return false, nil
+}
+
+// Addresses are a server's addresses as Cluster API wants them: its name, then its fixed
+// addresses (InternalIP) and floating addresses (ExternalIP), network by network in name order.
+func Addresses(server *servers.Server) []clusterv1.MachineAddress {
+	out := []clusterv1.MachineAddress{{Type: clusterv1.MachineInternalDNS, Address: server.Name}}
+	for _, network := range slices.Sorted(maps.Keys(server.Addresses)) {
+		for _, a := range addressesOf(server, network) {
+			kind := clusterv1.MachineInternalIP
+			if a.kind == "floating" {
+				kind = clusterv1.MachineExternalIP
+			}
+			out = append(out, clusterv1.MachineAddress{Type: kind, Address: a.addr})
+		}
+	}
+	return out
+}
+
+// FixedAddress is the server's first fixed address on the network called network, preferring
+// IPv4; "" when it has none there (yet).
+func FixedAddress(server *servers.Server, network string) string {
+	var fixed []netip.Addr
+	for _, a := range addressesOf(server, network) {
+		if ip, err := netip.ParseAddr(a.addr); err == nil && a.kind != "floating" {
+			fixed = append(fixed, ip)
+		}
+	}
+	if len(fixed) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(fixed, func(a, b netip.Addr) int { return cmp.Compare(a.BitLen(), b.BitLen()) })
+	return fixed[0].String()
+}
+
+type address struct{ addr, kind string }
+
+func addressesOf(server *servers.Server, network string) []address {
+	list, _ := server.Addresses[network].([]any)
+	var out []address
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		addr, _ := m["addr"].(string)
+		kind, _ := m["OS-EXT-IPS:type"].(string)
+		if addr != "" {
+			out = append(out, address{addr: addr, kind: kind})
+		}
+	}
+	return out
+}

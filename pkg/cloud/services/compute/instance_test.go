@@ -1,0 +1,309 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package compute
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	. "github.com/onsi/gomega"
+	"go.uber.org/mock/gomock"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/mock"
+)
+
+// These tests pin the calls of each path with mocks: an unexpected call fails the test, so they
+// also prove what is not done (no second server, no second port, no port of another machine
+// deleted).
+
+var err404 = gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusNotFound}
+
+const (
+	owner    = "ns/m1"
+	netID    = "44444444-4444-4444-8444-444444444444"
+	subnetID = "55555555-5555-4555-8555-555555555555"
+)
+
+type mocked struct {
+	compute  *mock.MockComputeClient
+	image    *mock.MockImageClient
+	net      *mock.MockNetworkClient
+	recorder *events.FakeRecorder
+}
+
+func newMocked(t *testing.T) (*mocked, *Service) {
+	c := gomock.NewController(t)
+	m := &mocked{compute: mock.NewMockComputeClient(c), image: mock.NewMockImageClient(c), net: mock.NewMockNetworkClient(c), recorder: events.NewFakeRecorder(20)}
+	return m, NewService(m.compute, m.image, m.net, m.recorder, &infrav1.OpenStackMachine{})
+}
+
+// wire is a request body as OpenStack receives it: through JSON.
+func wire(g *WithT, body func() (map[string]any, error)) map[string]any {
+	m, err := body()
+	g.Expect(err).NotTo(HaveOccurred())
+	raw, err := json.Marshal(m)
+	g.Expect(err).NotTo(HaveOccurred())
+	out := map[string]any{}
+	g.Expect(json.Unmarshal(raw, &out)).To(Succeed())
+	return out
+}
+
+func portSpec() PortSpec {
+	return PortSpec{
+		PortIdentity:     PortIdentity{Name: "m1-0", Description: DefaultPortDescription(owner)},
+		NetworkID:        netID,
+		FixedIPs:         []ports.IP{{SubnetID: subnetID}},
+		SecurityGroupIDs: []string{"sg-cp"},
+		Tags:             []string{"team-a"},
+	}
+}
+
+func instanceSpec() *InstanceSpec {
+	return &InstanceSpec{
+		Name: "m1", Owner: owner, FlavorID: "flavor-1", ImageID: "image-1", KeyName: "ops", AvailabilityZone: "az2",
+		ServerGroupID: "group-1", UserData: []byte("#cloud-config\n"), Metadata: map[string]string{"role": "cp"},
+		Tags: []string{"team-a"}, Ports: []PortSpec{portSpec()},
+	}
+}
+
+func TestCreateMakesPortsThenTheServer(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	m, svc := newMocked(t)
+
+	gomock.InOrder(
+		m.net.EXPECT().ListPorts(ctx, ports.ListOpts{Name: "m1-0", NetworkID: netID}).Return(nil, nil),
+		m.net.EXPECT().CreatePort(ctx, gomock.Any()).DoAndReturn(func(_ context.Context, opts ports.CreateOptsBuilder) (*ports.Port, error) {
+			port := wire(g, opts.ToPortCreateMap)["port"].(map[string]any)
+			g.Expect(port).To(HaveKeyWithValue("name", "m1-0"))
+			g.Expect(port).To(HaveKeyWithValue("description", DefaultPortDescription(owner)))
+			g.Expect(port).To(HaveKeyWithValue("network_id", netID))
+			g.Expect(port).To(HaveKeyWithValue("security_groups", []any{"sg-cp"}))
+			g.Expect(port).NotTo(HaveKey("port_security_enabled"))
+			return &ports.Port{ID: "port-1", Name: "m1-0"}, nil
+		}),
+		m.net.EXPECT().ReplaceAllTags(ctx, "ports", "port-1", attributestags.ReplaceAllOpts{Tags: []string{"team-a"}}).Return([]string{"team-a"}, nil),
+		m.compute.EXPECT().CreateServer(ctx, gomock.Any(), servers.SchedulerHintOpts{Group: "group-1"}).DoAndReturn(
+			func(_ context.Context, opts servers.CreateOptsBuilder, _ servers.SchedulerHintOptsBuilder) (*servers.Server, error) {
+				s := wire(g, opts.ToServerCreateMap)["server"].(map[string]any)
+				g.Expect(s).To(HaveKeyWithValue("name", "m1"))
+				g.Expect(s).To(HaveKeyWithValue("flavorRef", "flavor-1"))
+				g.Expect(s).To(HaveKeyWithValue("imageRef", "image-1"))
+				g.Expect(s).To(HaveKeyWithValue("key_name", "ops"))
+				g.Expect(s).To(HaveKeyWithValue("availability_zone", "az2"))
+				g.Expect(s).To(HaveKeyWithValue("networks", []any{map[string]any{"port": "port-1"}}))
+				g.Expect(s).To(HaveKeyWithValue("metadata", map[string]any{"role": "cp", OwnerMetadataKey: owner}))
+				g.Expect(s).To(HaveKeyWithValue("tags", []any{"team-a"}))
+				// Base64 once, even though the bootstrap data is not base64 itself.
+				g.Expect(s).To(HaveKeyWithValue("user_data", base64.StdEncoding.EncodeToString([]byte("#cloud-config\n"))))
+				return &servers.Server{ID: "server-1", Name: "m1", Status: "BUILD"}, nil
+			}),
+	)
+	server, err := svc.Create(ctx, instanceSpec())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(server.ID).To(Equal("server-1"))
+	g.Expect(<-m.recorder.Events).To(ContainSubstring("CreatedPort"))
+	g.Expect(<-m.recorder.Events).To(ContainSubstring("Created server m1 (server-1) in az2"))
+}
+
+func TestCreateAdoptsThePortAnInterruptedAttemptLeft(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	m, svc := newMocked(t)
+	spec := instanceSpec()
+	spec.KeyName, spec.ServerGroupID, spec.UserData = "", "", nil
+	spec.Ports[0].DisablePortSecurity = ptr.To(true)
+
+	left := []ports.Port{
+		{ID: "elsewhere", Name: "m1-0", Description: DefaultPortDescription(owner), DeviceID: "another-server"},
+		{ID: "other-machine", Name: "m1-0", Description: DefaultPortDescription("other/m1")},
+		{ID: "left", Name: "m1-0", Description: DefaultPortDescription(owner)},
+	}
+	gomock.InOrder(
+		m.net.EXPECT().ListPorts(ctx, ports.ListOpts{Name: "m1-0", NetworkID: netID}).Return(left, nil),
+		// Tagged in a second call after its create: the tags are what may be missing.
+		m.net.EXPECT().ReplaceAllTags(ctx, "ports", "left", attributestags.ReplaceAllOpts{Tags: []string{"team-a"}}).Return([]string{"team-a"}, nil),
+		m.compute.EXPECT().CreateServer(ctx, gomock.Any(), nil).DoAndReturn(
+			func(_ context.Context, opts servers.CreateOptsBuilder, _ servers.SchedulerHintOptsBuilder) (*servers.Server, error) {
+				s := wire(g, opts.ToServerCreateMap)["server"].(map[string]any)
+				g.Expect(s).To(HaveKeyWithValue("networks", []any{map[string]any{"port": "left"}}))
+				g.Expect(s).NotTo(HaveKey("key_name"))
+				g.Expect(s).NotTo(HaveKey("user_data"))
+				return &servers.Server{ID: "server-1"}, nil
+			}),
+	)
+	_, err := svc.Create(ctx, spec)
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+func TestCreateWithPortSecurityOffSendsNoGroups(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	m, svc := newMocked(t)
+	p := portSpec()
+	p.DisablePortSecurity, p.Tags = ptr.To(true), nil
+
+	m.net.EXPECT().ListPorts(ctx, gomock.Any()).Return(nil, nil)
+	m.net.EXPECT().CreatePort(ctx, gomock.Any()).DoAndReturn(func(_ context.Context, opts ports.CreateOptsBuilder) (*ports.Port, error) {
+		port := wire(g, opts.ToPortCreateMap)["port"].(map[string]any)
+		g.Expect(port).To(HaveKeyWithValue("port_security_enabled", false))
+		g.Expect(port).NotTo(HaveKey("security_groups"))
+		return &ports.Port{ID: "port-1"}, nil
+	})
+	_, err := svc.ensurePort(ctx, &p)
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+func TestFind(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	m, svc := newMocked(t)
+
+	m.compute.EXPECT().GetServer(ctx, "known").Return(&servers.Server{ID: "known"}, nil)
+	server, gone, err := svc.Find(ctx, "known", "m1", owner)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(gone).To(BeFalse())
+	g.Expect(server.ID).To(Equal("known"))
+
+	// A recorded server that Nova no longer has is reported, not looked up by name again.
+	m.compute.EXPECT().GetServer(ctx, "known").Return(nil, err404)
+	server, gone, err = svc.Find(ctx, "known", "m1", owner)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(gone).To(BeTrue())
+	g.Expect(server).To(BeNil())
+
+	// Without a recorded ID: by exact name and the owner metadata, oldest first.
+	now := time.Now()
+	m.compute.EXPECT().ListServers(ctx, servers.ListOpts{Name: `^m1\.a$`}).Return([]servers.Server{
+		{ID: "someone-elses", Name: "m1.a", Metadata: map[string]string{OwnerMetadataKey: "other/m1.a"}},
+		{ID: "newer", Name: "m1.a", Created: now, Metadata: map[string]string{OwnerMetadataKey: "ns/m1.a"}},
+		{ID: "older", Name: "m1.a", Created: now.Add(-time.Minute), Metadata: map[string]string{OwnerMetadataKey: "ns/m1.a"}},
+	}, nil)
+	server, _, err = svc.Find(ctx, "", "m1.a", "ns/m1.a")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(server.ID).To(Equal("older"))
+
+	m.compute.EXPECT().ListServers(ctx, gomock.Any()).Return([]servers.Server{{ID: "x", Name: "m1", Metadata: map[string]string{}}}, nil)
+	server, gone, err = svc.Find(ctx, "", "m1", owner)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(server).To(BeNil())
+	g.Expect(gone).To(BeFalse())
+}
+
+func TestDeleteAndDeletePorts(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	m, svc := newMocked(t)
+	server := &servers.Server{ID: "server-1", Name: "m1", Status: "ACTIVE"}
+
+	m.compute.EXPECT().DeleteServer(ctx, "server-1").Return(nil)
+	done, err := svc.Delete(ctx, server)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeFalse(), "Nova deletes asynchronously: look again")
+
+	m.compute.EXPECT().DeleteServer(ctx, "server-1").Return(err404)
+	done, err = svc.Delete(ctx, server)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeTrue())
+
+	ids := []PortIdentity{{Name: "m1-0", Description: DefaultPortDescription(owner)}, {Name: "m1-storage", Description: "user's words"}}
+	m.net.EXPECT().ListPorts(ctx, ports.ListOpts{Name: "m1-0"}).Return([]ports.Port{
+		{ID: "mine", Name: "m1-0", Description: DefaultPortDescription(owner)},
+		{ID: "other-namespace", Name: "m1-0", Description: DefaultPortDescription("other/m1")},
+	}, nil)
+	m.net.EXPECT().DeletePort(ctx, "mine").Return(nil)
+	m.net.EXPECT().ListPorts(ctx, ports.ListOpts{Name: "m1-storage"}).Return([]ports.Port{{ID: "gone", Name: "m1-storage", Description: "user's words"}}, nil)
+	m.net.EXPECT().DeletePort(ctx, "gone").Return(err404)
+	g.Expect(svc.DeletePorts(ctx, ids)).To(Succeed())
+}
+
+func TestResolveNamesTheField(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	m, svc := newMocked(t)
+
+	m.compute.EXPECT().ListFlavors(ctx, gomock.Any()).Return([]flavors.Flavor{{ID: "f1", Name: "m1.small"}, {ID: "f2", Name: "m1.large"}}, nil).Times(2)
+	id, err := svc.ResolveFlavor(ctx, ptr.To("m1.small"), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(id).To(Equal("f1"))
+	_, err = svc.ResolveFlavor(ctx, ptr.To("m1.tiny"), nil)
+	g.Expect(IsSpecError(err)).To(BeTrue())
+	g.Expect(err).To(MatchError(`spec.flavor: 0 flavors are named "m1.tiny", want exactly one`))
+
+	m.compute.EXPECT().GetFlavor(ctx, "nope").Return(nil, err404)
+	_, err = svc.ResolveFlavor(ctx, nil, ptr.To("nope"))
+	g.Expect(err).To(MatchError("spec.flavorID: flavor nope does not exist"))
+
+	m.image.EXPECT().ListImages(ctx, images.ListOpts{Name: "ubuntu", Tags: []string{"k8s"}}).Return([]images.Image{{ID: "i1"}, {ID: "i2"}}, nil)
+	_, err = svc.ResolveImage(ctx, &infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To("ubuntu"), Tags: []string{"k8s"}}})
+	g.Expect(IsSpecError(err)).To(BeTrue())
+	g.Expect(err).To(MatchError(`spec.image.filter (name="ubuntu" tags=k8s) matches 2 images, want exactly one`))
+
+	m.image.EXPECT().GetImage(ctx, "i9").Return(nil, err404)
+	_, err = svc.ResolveImage(ctx, &infrav1.ImageParam{ID: ptr.To("i9")})
+	g.Expect(err).To(MatchError("spec.image.id: image i9 does not exist"))
+
+	m.compute.EXPECT().ListServerGroups(ctx, gomock.Any()).Return([]servergroups.ServerGroup{{ID: "g1", Name: "cp"}}, nil).Times(2)
+	groupID, err := svc.ResolveServerGroup(ctx, &infrav1.ServerGroupParam{Filter: &infrav1.ServerGroupFilter{Name: ptr.To("cp")}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(groupID).To(Equal("g1"))
+	_, err = svc.ResolveServerGroup(ctx, &infrav1.ServerGroupParam{ID: ptr.To("g2")})
+	g.Expect(err).To(MatchError("spec.serverGroup.id: server group g2 does not exist"))
+	groupID, err = svc.ResolveServerGroup(ctx, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(groupID).To(BeEmpty())
+
+	m.compute.EXPECT().GetKeyPair(ctx, "typo").Return(nil, err404)
+	g.Expect(svc.CheckKeyPair(ctx, "typo")).To(MatchError(`spec.sshKeyName: key pair "typo" does not exist`))
+	g.Expect(svc.CheckKeyPair(ctx, "")).To(Succeed())
+}
+
+func TestAddresses(t *testing.T) {
+	g := NewWithT(t)
+	server := &servers.Server{Name: "m1", Addresses: map[string]any{
+		"cluster-net": []any{
+			map[string]any{"addr": "fd00::5", "OS-EXT-IPS:type": "fixed"},
+			map[string]any{"addr": "10.6.0.7", "OS-EXT-IPS:type": "fixed"},
+			map[string]any{"addr": "172.24.4.9", "OS-EXT-IPS:type": "floating"},
+		},
+		"a-storage": []any{map[string]any{"addr": "192.168.9.4", "OS-EXT-IPS:type": "fixed"}},
+	}}
+	g.Expect(Addresses(server)).To(Equal([]clusterv1.MachineAddress{
+		{Type: clusterv1.MachineInternalDNS, Address: "m1"},
+		{Type: clusterv1.MachineInternalIP, Address: "192.168.9.4"},
+		{Type: clusterv1.MachineInternalIP, Address: "fd00::5"},
+		{Type: clusterv1.MachineInternalIP, Address: "10.6.0.7"},
+		{Type: clusterv1.MachineExternalIP, Address: "172.24.4.9"},
+	}))
+	g.Expect(FixedAddress(server, "cluster-net")).To(Equal("10.6.0.7"), "IPv4 first, never the floating address")
+	g.Expect(FixedAddress(server, "missing")).To(BeEmpty())
+}

@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package compute
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+)
+
+// PortSpec is one port of a machine's server, with every reference resolved to an ID.
+//
+// A port is the machine's when it has the machine's port name and description: Neutron sets
+// both in the create call, while tags come in a second call, so they cannot identify a port
+// that an interrupted reconcile left behind.
+type PortSpec struct {
+	PortIdentity
+	NetworkID string
+	// FixedIPs hold a subnet ID and/or an address each.
+	FixedIPs []ports.IP
+	// SecurityGroupIDs are the port's groups; nil leaves Neutron's default.
+	SecurityGroupIDs    []string
+	DisablePortSecurity *bool
+	Tags                []string
+}
+
+// PortIdentity is what identifies a machine's port. It derives from the spec alone, so that
+// deletion finds the ports without resolving anything.
+type PortIdentity struct {
+	Name        string
+	Description string
+}
+
+// DefaultPortDescription is the description of the ports the provider creates for a machine
+// when the spec gives none; owner is "<namespace>/<name>".
+func DefaultPortDescription(owner string) string {
+	return "Created by the Cluster API OpenStack provider for OpenStackMachine " + owner
+}
+
+// ensurePort returns the machine's port, creating and tagging it when needed.
+func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, error) {
+	found, err := s.network.ListPorts(ctx, ports.ListOpts{Name: spec.Name, NetworkID: spec.NetworkID})
+	if err != nil {
+		return nil, fmt.Errorf("listing ports named %s: %w", spec.Name, err)
+	}
+	var port *ports.Port
+	for i := range found {
+		// A port attached elsewhere is not one a failed attempt left for this server.
+		if found[i].Description == spec.Description && found[i].DeviceID == "" {
+			port = &found[i]
+			break
+		}
+	}
+	if port == nil {
+		opts := ports.CreateOpts{Name: spec.Name, Description: spec.Description, NetworkID: spec.NetworkID, FixedIPs: spec.FixedIPs}
+		disabled := spec.DisablePortSecurity != nil && *spec.DisablePortSecurity
+		if spec.SecurityGroupIDs != nil && !disabled {
+			ids := slices.Clone(spec.SecurityGroupIDs)
+			opts.SecurityGroups = &ids
+		}
+		var builder ports.CreateOptsBuilder = opts
+		if spec.DisablePortSecurity != nil {
+			builder = portsecurity.PortCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: new(!disabled)}
+		}
+		port, err = s.network.CreatePort(ctx, builder)
+		if err != nil {
+			return nil, fmt.Errorf("creating port %s on network %s: %w", spec.Name, spec.NetworkID, err)
+		}
+		s.event("CreatedPort", "Create", "Created port %s (%s)", spec.Name, port.ID)
+	}
+	if missing := slices.ContainsFunc(spec.Tags, func(t string) bool { return !slices.Contains(port.Tags, t) }); missing {
+		tags := slices.Clone(port.Tags)
+		for _, t := range spec.Tags {
+			if !slices.Contains(tags, t) {
+				tags = append(tags, t)
+			}
+		}
+		if _, err := s.network.ReplaceAllTags(ctx, "ports", port.ID, attributestags.ReplaceAllOpts{Tags: tags}); err != nil {
+			return nil, fmt.Errorf("tagging port %s: %w", spec.Name, err)
+		}
+	}
+	return port, nil
+}
+
+// DeletePorts deletes the machine's ports; call it once the server is gone.
+func (s *Service) DeletePorts(ctx context.Context, identities []PortIdentity) error {
+	for _, id := range identities {
+		found, err := s.network.ListPorts(ctx, ports.ListOpts{Name: id.Name})
+		if err != nil {
+			return fmt.Errorf("listing ports named %s: %w", id.Name, err)
+		}
+		for _, p := range found {
+			if p.Description != id.Description {
+				continue
+			}
+			if err := s.network.DeletePort(ctx, p.ID); err != nil && !clients.IsNotFound(err) {
+				return fmt.Errorf("deleting port %s (%s): %w", p.Name, p.ID, err)
+			}
+			s.event("DeletedPort", "Delete", "Deleted port %s (%s)", p.Name, p.ID)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package compute
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+)
+
+// ResolveFlavor returns the ID of the flavor spec.flavor names, or checks spec.flavorID.
+func (s *Service) ResolveFlavor(ctx context.Context, name, id *string) (string, error) {
+	if id != nil {
+		f, err := s.compute.GetFlavor(ctx, *id)
+		if clients.IsNotFound(err) {
+			return "", &SpecError{Message: fmt.Sprintf("spec.flavorID: flavor %s does not exist", *id)}
+		}
+		if err != nil {
+			return "", fmt.Errorf("getting flavor %s: %w", *id, err)
+		}
+		return f.ID, nil
+	}
+	if name == nil {
+		return "", &SpecError{Message: "spec: set flavor or flavorID"}
+	}
+	all, err := s.compute.ListFlavors(ctx, flavors.ListOpts{AccessType: flavors.AllAccess})
+	if err != nil {
+		return "", fmt.Errorf("listing flavors: %w", err)
+	}
+	var ids []string
+	for _, f := range all {
+		if f.Name == *name {
+			ids = append(ids, f.ID)
+		}
+	}
+	if len(ids) != 1 {
+		return "", &SpecError{Message: fmt.Sprintf("spec.flavor: %d flavors are named %q, want exactly one", len(ids), *name)}
+	}
+	return ids[0], nil
+}
+
+// ResolveImage returns the ID of the image spec.image selects.
+func (s *Service) ResolveImage(ctx context.Context, param *infrav1.ImageParam) (string, error) {
+	if param.ID != nil {
+		i, err := s.image.GetImage(ctx, *param.ID)
+		if clients.IsNotFound(err) {
+			return "", &SpecError{Message: fmt.Sprintf("spec.image.id: image %s does not exist", *param.ID)}
+		}
+		if err != nil {
+			return "", fmt.Errorf("getting image %s: %w", *param.ID, err)
+		}
+		return i.ID, nil
+	}
+	if param.Filter == nil {
+		return "", &SpecError{Message: "spec.image: set id or filter"}
+	}
+	opts := images.ListOpts{Tags: param.Filter.Tags}
+	if param.Filter.Name != nil {
+		opts.Name = *param.Filter.Name
+	}
+	found, err := s.image.ListImages(ctx, opts)
+	if err != nil {
+		return "", fmt.Errorf("listing images: %w", err)
+	}
+	if len(found) != 1 {
+		return "", &SpecError{Message: fmt.Sprintf("spec.image.filter %s matches %d images, want exactly one", describeImageFilter(param.Filter), len(found))}
+	}
+	return found[0].ID, nil
+}
+
+func describeImageFilter(f *infrav1.ImageFilter) string {
+	var parts []string
+	if f.Name != nil {
+		parts = append(parts, fmt.Sprintf("name=%q", *f.Name))
+	}
+	if len(f.Tags) > 0 {
+		parts = append(parts, "tags="+strings.Join(f.Tags, ","))
+	}
+	return "(" + strings.Join(parts, " ") + ")"
+}
+
+// ResolveServerGroup returns the ID of the server group spec.serverGroup selects; "" for nil.
+func (s *Service) ResolveServerGroup(ctx context.Context, param *infrav1.ServerGroupParam) (string, error) {
+	if param == nil {
+		return "", nil
+	}
+	if param.ID == nil && (param.Filter == nil || param.Filter.Name == nil) {
+		return "", &SpecError{Message: "spec.serverGroup: set id or filter.name"}
+	}
+	all, err := s.compute.ListServerGroups(ctx, servergroups.ListOpts{})
+	if err != nil {
+		return "", fmt.Errorf("listing server groups: %w", err)
+	}
+	var ids []string
+	for _, g := range all {
+		if (param.ID != nil && g.ID == *param.ID) || (param.ID == nil && g.Name == *param.Filter.Name) {
+			ids = append(ids, g.ID)
+		}
+	}
+	switch {
+	case len(ids) == 1:
+		return ids[0], nil
+	case param.ID != nil:
+		return "", &SpecError{Message: fmt.Sprintf("spec.serverGroup.id: server group %s does not exist", *param.ID)}
+	default:
+		return "", &SpecError{Message: fmt.Sprintf("spec.serverGroup.filter.name: %d server groups are named %q, want exactly one", len(ids), *param.Filter.Name)}
+	}
+}
+
+// CheckKeyPair checks that the key pair spec.sshKeyName names exists, so that a typo is reported
+// with the field rather than as Nova's 400 on create.
+func (s *Service) CheckKeyPair(ctx context.Context, name string) error {
+	if name == "" {
+		return nil
+	}
+	_, err := s.compute.GetKeyPair(ctx, name)
+	if clients.IsNotFound(err) {
+		return &SpecError{Message: fmt.Sprintf("spec.sshKeyName: key pair %q does not exist", name)}
+	}
+	if err != nil {
+		return fmt.Errorf("getting key pair %s: %w", name, err)
+	}
+	return nil
+}
