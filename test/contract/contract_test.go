@@ -70,6 +70,8 @@ func targets(t *testing.T) []target {
 	cloud.SetAvailabilityZones("az1", "az2")
 	ext := cloud.AddNetwork("public", true)
 	cloud.AddSubnet(ext, "public-subnet", "172.24.4.0/24")
+	cloud.AddFlavor("m1.tiny", 1, 512)
+	cloud.AddImage("fake-image")
 	out := []target{{name: "fake", clients: cloud.Clients(), az: "az1"}}
 
 	path, cloudName := os.Getenv("CAPO_CONTRACT_CLOUDS_YAML"), os.Getenv("CAPO_CONTRACT_CLOUD")
@@ -143,6 +145,7 @@ func TestContract(t *testing.T) {
 			t.Run("tag filters", func(t *testing.T) { tagFilters(t, tg) })
 			t.Run("fully populated load balancer in the status tree", func(t *testing.T) { fullyPopulatedStatusTree(t, tg) })
 			t.Run("security group rules in bulk", func(t *testing.T) { bulkSecurityGroupRules(t, tg) })
+			t.Run("server lifecycle", func(t *testing.T) { serverLifecycle(t, tg) })
 		})
 	}
 }

@@ -170,6 +170,9 @@ func (c *Cloud) createPort(body map[string]any) (*ports.Port, error) {
 		return nil, notFound("Network", networkID)
 	}
 	var fixed []ports.IP
+	if v, set := body["fixed_ips"]; set && v == nil {
+		return nil, httpError(http.StatusBadRequest, "Invalid input for fixed_ips. Reason: Invalid data format for fixed IP: 'None'.")
+	}
 	requested := asSlice(body["fixed_ips"])
 	if len(requested) == 0 && len(n.Subnets) > 0 {
 		requested = []any{map[string]any{"subnet_id": n.Subnets[0]}}

@@ -72,7 +72,11 @@ func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, 
 		}
 	}
 	if port == nil {
-		opts := ports.CreateOpts{Name: spec.Name, Description: spec.Description, NetworkID: spec.NetworkID, FixedIPs: spec.FixedIPs}
+		opts := ports.CreateOpts{Name: spec.Name, Description: spec.Description, NetworkID: spec.NetworkID}
+		if len(spec.FixedIPs) > 0 {
+			// Not even an empty list: Neutron refuses "fixed_ips": null.
+			opts.FixedIPs = spec.FixedIPs
+		}
 		disabled := spec.DisablePortSecurity != nil && *spec.DisablePortSecurity
 		if spec.SecurityGroupIDs != nil && !disabled {
 			ids := slices.Clone(spec.SecurityGroupIDs)

@@ -1,0 +1,130 @@
+//go:build contract
+
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package contract
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"k8s.io/utils/ptr"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+)
+
+// serverLifecycle drives the compute service as the machine controller does: resolve the
+// flavor and image, create the port and the server in an availability zone, find the server
+// again by name and owner, read its address, delete it and then its port. Flavor and image
+// names: CAPO_CONTRACT_FLAVOR (default m1.tiny) and CAPO_CONTRACT_IMAGE (default fake-image).
+func serverLifecycle(t *testing.T, tg target) {
+	ctx := context.Background()
+	networkID, subnetID := scratchSubnet(t, tg)
+	network, err := tg.clients.Network.GetNetwork(ctx, networkID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Network, nil, nil)
+	flavorID, err := svc.ResolveFlavor(ctx, ptr.To(envOr("CAPO_CONTRACT_FLAVOR", "m1.tiny")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imageID, err := svc.ResolveImage(ctx, &infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(envOr("CAPO_CONTRACT_IMAGE", "fake-image"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("capo-contract-%d", time.Now().UnixNano())
+	owner := "contract/" + name
+	portID := compute.PortIdentity{Name: name + "-0", Description: compute.DefaultPortDescription(owner)}
+	spec := &compute.InstanceSpec{
+		Name: name, Owner: owner, FlavorID: flavorID, ImageID: imageID, AvailabilityZone: tg.az,
+		UserData: []byte("#cloud-config\n"), Metadata: map[string]string{"purpose": "contract"}, Tags: []string{"capo-contract"},
+		Ports: []compute.PortSpec{{PortIdentity: portID, NetworkID: networkID, Tags: []string{"capo-contract"}}},
+	}
+	start := time.Now()
+	created, err := svc.Create(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = poll(120*time.Second, func() (bool, error) { return svc.Delete(ctx, created) })
+		_ = svc.DeletePorts(ctx, []compute.PortIdentity{portID})
+	})
+
+	// Without the ID (a status lost before it was written) the server is found by name and owner.
+	found, gone, err := svc.Find(ctx, "", name, owner)
+	if err != nil || gone || found == nil || found.ID != created.ID {
+		t.Fatalf("find by name and owner: got %v, gone %v, err %v; want %s", found, gone, err, created.ID)
+	}
+	var server = found
+	if err := poll(120*time.Second, func() (bool, error) {
+		server, _, err = svc.Find(ctx, created.ID, name, owner)
+		if err == nil && server.Status == "ERROR" {
+			return false, fmt.Errorf("server in ERROR: %s", server.Fault.Message)
+		}
+		return err == nil && server.Status == "ACTIVE", err
+	}); err != nil {
+		t.Fatalf("server never became ACTIVE: %v", err)
+	}
+	t.Logf("server ACTIVE %s after the create call", time.Since(start).Round(100*time.Millisecond))
+	if server.AvailabilityZone != tg.az {
+		t.Errorf("server in availability zone %q, want %q", server.AvailabilityZone, tg.az)
+	}
+	if server.Tags == nil || !slices.Contains(*server.Tags, "capo-contract") {
+		t.Errorf("server tags %v, want capo-contract (microversion 2.52+)", server.Tags)
+	}
+	if server.Metadata[compute.OwnerMetadataKey] != owner {
+		t.Errorf("server metadata %v, want %s=%s", server.Metadata, compute.OwnerMetadataKey, owner)
+	}
+	list, err := tg.clients.Network.ListPorts(ctx, ports.ListOpts{Name: portID.Name})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("want the one port %s, got %d (%v)", portID.Name, len(list), err)
+	}
+	port := list[0]
+	if !slices.Contains(port.Tags, "capo-contract") || port.DeviceID != server.ID || port.FixedIPs[0].SubnetID != subnetID {
+		t.Errorf("port %+v: want tagged, attached to %s, on subnet %s", port, server.ID, subnetID)
+	}
+	if got := compute.FixedAddress(server, network.Name); got != port.FixedIPs[0].IPAddress {
+		t.Errorf("address on %s: got %q, want the port's %s (addresses %v)", network.Name, got, port.FixedIPs[0].IPAddress, server.Addresses)
+	}
+
+	start = time.Now()
+	if err := poll(120*time.Second, func() (bool, error) { return svc.Delete(ctx, server) }); err != nil {
+		t.Fatalf("server never went away: %v", err)
+	}
+	t.Logf("server gone %s after the delete call", time.Since(start).Round(100*time.Millisecond))
+	if err := svc.DeletePorts(ctx, []compute.PortIdentity{portID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tg.clients.Network.GetPort(ctx, port.ID); !isCode(err, http.StatusNotFound) {
+		t.Errorf("port after DeletePorts: want 404, got %v", err)
+	}
+}
+
+func envOr(key, fallback string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return fallback
+}
