@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 )
 
 // serverLifecycle drives the compute service as the machine controller does: resolve the
@@ -127,4 +129,85 @@ func envOr(key, fallback string) string {
 		return v
 	}
 	return fallback
+}
+
+// membership drives the load balancer service's ReconcileMembership as the machine controller
+// does, once per reconcile, against a load balancer named and built as the controller builds
+// them: a machine joins both pools, one Octavia change per call while the load balancer is
+// PENDING_UPDATE in between, and leaves them again; a changed address replaces the member.
+func membership(t *testing.T, tg target) {
+	ctx := context.Background()
+	networkID, subnetID := scratchSubnet(t, tg)
+	name := loadbalancer.Name("contract", fmt.Sprintf("c%d", time.Now().UnixNano()%1_000_000), tg.az)
+	lbID, active := populatedLoadBalancer(t, tg, subnetID, name, func(port int) string { return loadbalancer.ChildName(name, port) })
+	tree, err := tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lbID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settleChildren(t, tg, tree, active)
+
+	// Two addresses on the subnet, as two successive ports of a machine would have.
+	var addresses []string
+	for i := range 2 {
+		p, err := tg.clients.Network.CreatePort(ctx, ports.CreateOpts{NetworkID: networkID, Name: fmt.Sprintf("capo-contract-member-%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tg.clients.Network.DeletePort(ctx, p.ID) })
+		addresses = append(addresses, p.FixedIPs[0].IPAddress)
+	}
+	svc := loadbalancer.NewService(tg.clients.LoadBalancer, tg.clients.Network, nil, nil, nil, "contract")
+	all := []infrav1.LoadBalancer{{Name: name, ID: lbID, AvailabilityZone: tg.az}}
+	converge := func(targets []string, address string) (calls int) {
+		t.Helper()
+		start := time.Now()
+		err := poll(120*time.Second, func() (bool, error) {
+			calls++
+			return svc.ReconcileMembership(ctx, all, targets, []int{6443, 8132}, loadbalancer.Member{Name: "cp-1", Address: address, SubnetID: subnetID})
+		})
+		if err != nil {
+			t.Fatalf("membership did not converge: %v", err)
+		}
+		t.Logf("membership converged in %d calls, %s", calls, time.Since(start).Round(100*time.Millisecond))
+		return calls
+	}
+	members := func() map[int][]string {
+		t.Helper()
+		tree, err := tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lbID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int][]string{}
+		for _, l := range tree.Loadbalancer.Listeners {
+			for _, p := range l.Pools {
+				for _, m := range p.Members {
+					// The tree names no listener port; the member's is the pool's.
+					out[m.ProtocolPort] = append(out[m.ProtocolPort], fmt.Sprintf("%s %s:%d", m.Name, m.Address, m.ProtocolPort))
+				}
+			}
+		}
+		return out
+	}
+	want := func(address string) map[int][]string {
+		if address == "" {
+			return map[int][]string{}
+		}
+		return map[int][]string{6443: {"cp-1 " + address + ":6443"}, 8132: {"cp-1 " + address + ":8132"}}
+	}
+
+	converge([]string{lbID}, addresses[0])
+	if got := members(); !reflect.DeepEqual(got, want(addresses[0])) {
+		t.Errorf("after joining: members %v, want %v", got, want(addresses[0]))
+	}
+	converge([]string{lbID}, addresses[1])
+	if got := members(); !reflect.DeepEqual(got, want(addresses[1])) {
+		t.Errorf("after the address changed: members %v, want %v", got, want(addresses[1]))
+	}
+	if calls := converge([]string{lbID}, addresses[1]); calls != 1 {
+		t.Errorf("a converged membership took %d calls, want 1 (nothing to change)", calls)
+	}
+	converge(nil, "")
+	if got := members(); !reflect.DeepEqual(got, want("")) {
+		t.Errorf("after leaving: members %v, want none", got)
+	}
 }

@@ -39,33 +39,10 @@ import (
 func fullyPopulatedStatusTree(t *testing.T, tg target) {
 	ctx := context.Background()
 	_, subnetID := scratchSubnet(t, tg)
-	var ls []listeners.CreateOpts
-	for _, port := range []int{6443, 8132} {
-		name := "capo-contract-" + []string{"api", "extra"}[len(ls)]
-		ls = append(ls, listeners.CreateOpts{Name: name, Protocol: listeners.ProtocolTCP, ProtocolPort: port,
-			DefaultPool: &pools.CreateOpts{Name: name, Protocol: pools.ProtocolTCP, LBMethod: pools.LBMethodRoundRobin,
-				Monitor: monitors.CreateOpts{Name: name, Type: monitors.TypeTCP, Delay: 10, Timeout: 5, MaxRetries: 5}}})
-	}
-	lb, err := tg.clients.LoadBalancer.CreateLoadBalancer(ctx, loadbalancers.CreateOpts{Name: "capo-contract-tree", VipSubnetID: subnetID, Listeners: ls})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = poll(120*time.Second, func() (bool, error) {
-			err := tg.clients.LoadBalancer.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
-			_, getErr := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
-			return isCode(err, http.StatusNotFound) || isCode(getErr, http.StatusNotFound), nil
-		})
-	})
-	active := func() (bool, error) {
-		got, err := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
-		return err == nil && got.ProvisioningStatus == "ACTIVE", err
-	}
-	if err := poll(120*time.Second, active); err != nil {
-		t.Fatalf("load balancer never became ACTIVE: %v", err)
-	}
+	childName := func(port int) string { return map[int]string{6443: "capo-contract-api", 8132: "capo-contract-extra"}[port] }
+	lbID, active := populatedLoadBalancer(t, tg, subnetID, "capo-contract-tree", childName)
 
-	tree, err := tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lb.ID)
+	tree, err := tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lbID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,34 +67,9 @@ func fullyPopulatedStatusTree(t *testing.T, tg target) {
 	// fully populated load balancer PENDING_CREATE once it is ACTIVE, and such a pool refuses
 	// members. The controller settles each with an update that changes nothing; after that
 	// every child is ACTIVE.
-	settled := 0
-	for _, l := range tree.Loadbalancer.Listeners {
-		name := l.Name
-		if stuck(l.ProvisioningStatus) {
-			if _, err := tg.clients.LoadBalancer.UpdateListener(ctx, l.ID, listeners.UpdateOpts{Name: &name}); err != nil {
-				t.Fatal(err)
-			}
-			settled++
-			mustActive(t, active)
-		}
-		p := l.Pools[0]
-		if stuck(p.ProvisioningStatus) {
-			if _, err := tg.clients.LoadBalancer.UpdatePool(ctx, p.ID, pools.UpdateOpts{Name: &name}); err != nil {
-				t.Fatal(err)
-			}
-			settled++
-			mustActive(t, active)
-		}
-		if stuck(p.Monitor.ProvisioningStatus) {
-			if _, err := tg.clients.LoadBalancer.UpdateMonitor(ctx, p.Monitor.ID, monitors.UpdateOpts{Name: &name}); err != nil {
-				t.Fatal(err)
-			}
-			settled++
-			mustActive(t, active)
-		}
-	}
+	settled := settleChildren(t, tg, tree, active)
 	t.Logf("%d children were left pending and settled by an update", settled)
-	if tree, err = tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lb.ID); err != nil {
+	if tree, err = tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lbID); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range tree.Loadbalancer.Listeners {
@@ -149,7 +101,7 @@ func fullyPopulatedStatusTree(t *testing.T, tg target) {
 	if err := poll(60*time.Second, active); err != nil {
 		t.Fatal(err)
 	}
-	tree, err = tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lb.ID)
+	tree, err = tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lbID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +123,75 @@ func fullyPopulatedStatusTree(t *testing.T, tg target) {
 	if !found {
 		t.Error("the pool is not in the tree")
 	}
+}
+
+// populatedLoadBalancer creates a load balancer as the controller does (listeners, pools and TCP
+// monitors for ports 6443 and 8132 in one request, children named childName(port)), deletes it
+// when the test ends, and waits until it is ACTIVE.
+func populatedLoadBalancer(t *testing.T, tg target, subnetID, name string, childName func(port int) string) (string, func() (bool, error)) {
+	t.Helper()
+	ctx := context.Background()
+	var ls []listeners.CreateOpts
+	for _, port := range []int{6443, 8132} {
+		child := childName(port)
+		ls = append(ls, listeners.CreateOpts{Name: child, Protocol: listeners.ProtocolTCP, ProtocolPort: port,
+			DefaultPool: &pools.CreateOpts{Name: child, Protocol: pools.ProtocolTCP, LBMethod: pools.LBMethodRoundRobin,
+				Monitor: monitors.CreateOpts{Name: child, Type: monitors.TypeTCP, Delay: 10, Timeout: 5, MaxRetries: 5}}})
+	}
+	lb, err := tg.clients.LoadBalancer.CreateLoadBalancer(ctx, loadbalancers.CreateOpts{Name: name, VipSubnetID: subnetID, Listeners: ls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = poll(120*time.Second, func() (bool, error) {
+			err := tg.clients.LoadBalancer.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
+			_, getErr := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
+			return isCode(err, http.StatusNotFound) || isCode(getErr, http.StatusNotFound), nil
+		})
+	})
+	active := func() (bool, error) {
+		got, err := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
+		return err == nil && got.ProvisioningStatus == "ACTIVE", err
+	}
+	if err := poll(120*time.Second, active); err != nil {
+		t.Fatalf("load balancer never became ACTIVE: %v", err)
+	}
+	return lb.ID, active
+}
+
+// settleChildren updates, with nothing to change, each listener, pool and monitor of the tree
+// that is still PENDING_*, as the controller does, and returns how many there were.
+func settleChildren(t *testing.T, tg target, tree *loadbalancers.StatusTree, active func() (bool, error)) int {
+	t.Helper()
+	ctx := context.Background()
+	settled := 0
+	for _, l := range tree.Loadbalancer.Listeners {
+		name := l.Name
+		if stuck(l.ProvisioningStatus) {
+			if _, err := tg.clients.LoadBalancer.UpdateListener(ctx, l.ID, listeners.UpdateOpts{Name: &name}); err != nil {
+				t.Fatal(err)
+			}
+			settled++
+			mustActive(t, active)
+		}
+		for _, p := range l.Pools {
+			if stuck(p.ProvisioningStatus) {
+				if _, err := tg.clients.LoadBalancer.UpdatePool(ctx, p.ID, pools.UpdateOpts{Name: &name}); err != nil {
+					t.Fatal(err)
+				}
+				settled++
+				mustActive(t, active)
+			}
+			if stuck(p.Monitor.ProvisioningStatus) {
+				if _, err := tg.clients.LoadBalancer.UpdateMonitor(ctx, p.Monitor.ID, monitors.UpdateOpts{Name: &name}); err != nil {
+					t.Fatal(err)
+				}
+				settled++
+				mustActive(t, active)
+			}
+		}
+	}
+	return settled
 }
 
 func stuck(status string) bool { return strings.HasPrefix(status, "PENDING_") }
