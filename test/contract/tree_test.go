@@ -39,7 +39,9 @@ import (
 func fullyPopulatedStatusTree(t *testing.T, tg target) {
 	ctx := context.Background()
 	_, subnetID := scratchSubnet(t, tg)
-	childName := func(port int) string { return map[int]string{6443: "capo-contract-api", 8132: "capo-contract-extra"}[port] }
+	childName := func(port int) string {
+		return map[int]string{6443: "capo-contract-api", 8132: "capo-contract-extra"}[port]
+	}
 	lbID, active := populatedLoadBalancer(t, tg, subnetID, "capo-contract-tree", childName)
 
 	tree, err := tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lbID)
