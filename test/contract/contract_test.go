@@ -137,6 +137,20 @@ func scratchSubnet(t *testing.T, tg target) (networkID, subnetID string) {
 	return n.ID, s.ID
 }
 
+// deleteWhenDone deletes a load balancer with its children when the test ends, whatever
+// happens in it (cleanups run before the scratch network's).
+func deleteWhenDone(t *testing.T, tg target, id string) {
+	t.Helper()
+	ctx := context.Background()
+	t.Cleanup(func() {
+		_ = poll(120*time.Second, func() (bool, error) {
+			err := tg.clients.LoadBalancer.DeleteLoadBalancer(ctx, id, loadbalancers.DeleteOpts{Cascade: true})
+			_, getErr := tg.clients.LoadBalancer.GetLoadBalancer(ctx, id)
+			return isCode(err, http.StatusNotFound) || isCode(getErr, http.StatusNotFound), nil
+		})
+	})
+}
+
 func TestContract(t *testing.T) {
 	for _, tg := range targets(t) {
 		t.Run(tg.name, func(t *testing.T) {
@@ -158,14 +172,7 @@ func loadBalancerStateMachine(t *testing.T, tg target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Whatever happens below, leave nothing behind (cleanups run before the network's).
-	t.Cleanup(func() {
-		_ = poll(120*time.Second, func() (bool, error) {
-			err := tg.clients.LoadBalancer.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
-			_, getErr := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
-			return isCode(err, http.StatusNotFound) || isCode(getErr, http.StatusNotFound), nil
-		})
-	})
+	deleteWhenDone(t, tg, lb.ID)
 	if lb.ProvisioningStatus != "PENDING_CREATE" {
 		t.Errorf("a new load balancer is %s, want PENDING_CREATE", lb.ProvisioningStatus)
 	}

@@ -144,13 +144,7 @@ func populatedLoadBalancer(t *testing.T, tg target, subnetID, name string, child
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = poll(120*time.Second, func() (bool, error) {
-			err := tg.clients.LoadBalancer.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
-			_, getErr := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
-			return isCode(err, http.StatusNotFound) || isCode(getErr, http.StatusNotFound), nil
-		})
-	})
+	deleteWhenDone(t, tg, lb.ID)
 	active := func() (bool, error) {
 		got, err := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
 		return err == nil && got.ProvisioningStatus == "ACTIVE", err
