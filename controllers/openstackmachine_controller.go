@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -131,12 +132,15 @@ func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	}
 
 	// The OpenStackCluster may be missing: not created yet, or, during deletion, already gone.
-	osc := &infrav1.OpenStackCluster{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: cluster.Spec.InfrastructureRef.Name}, osc); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("getting the OpenStackCluster: %w", err)
+	var osc *infrav1.OpenStackCluster
+	if name := cluster.Spec.InfrastructureRef.Name; name != "" {
+		osc = &infrav1.OpenStackCluster{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, osc); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return ctrl.Result{}, fmt.Errorf("getting the OpenStackCluster: %w", err)
+			}
+			osc = nil
 		}
-		osc = nil
 	}
 
 	m := &machineScope{osm: osm, machine: machine, cluster: cluster, osc: osc, controlPlane: util.IsControlPlaneMachine(machine)}
@@ -243,6 +247,8 @@ func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *mac
 			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
 			return ctrl.Result{}, err
 		}
+		// Nova's answer to a create has no status: the server is building.
+		server.Status = "BUILD"
 	}
 	m.osm.Status.InstanceID = ptr.To(server.ID)
 	m.osm.Spec.ProviderID = ptr.To("openstack:///" + server.ID)
@@ -252,6 +258,13 @@ func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *mac
 	switch server.Status {
 	case "ACTIVE":
 		m.osm.Status.Addresses = compute.Addresses(server)
+		if !slices.ContainsFunc(m.osm.Status.Addresses, func(a clusterv1.MachineAddress) bool { return a.Type == clusterv1.MachineInternalIP }) {
+			// Nova shows the ports' addresses a moment after the server turns ACTIVE on some clouds.
+			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
+				fmt.Sprintf("server %s is ACTIVE, waiting for Nova to show its addresses", server.ID))
+			result = ctrl.Result{RequeueAfter: buildRequeue}
+			break
+		}
 		m.osm.Status.Initialization = &infrav1.OpenStackMachineInitializationStatus{Provisioned: ptr.To(true)}
 		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
 	case "BUILD":

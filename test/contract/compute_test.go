@@ -69,6 +69,9 @@ func serverLifecycle(t *testing.T, tg target) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if created.Status != "" || created.Name != "" {
+		t.Errorf("the create answer: want the ID alone (the controller takes the server as BUILD), got status %q, name %q", created.Status, created.Name)
+	}
 	t.Cleanup(func() {
 		_ = poll(120*time.Second, func() (bool, error) { return svc.Delete(ctx, created) })
 		_ = svc.DeletePorts(ctx, []compute.PortIdentity{portID})

@@ -245,8 +245,8 @@ func (a *computeAPI) CreateServer(_ context.Context, opts servers.CreateOptsBuil
 			e.server.Status = e.settleTo
 		}
 		c.compute.servers.add(id, e)
-		v := c.serverView(e)
-		return &v, nil
+		// Nova answers a create with the ID and little else: no name, status or addresses.
+		return &servers.Server{ID: id}, nil
 	})
 }
 
