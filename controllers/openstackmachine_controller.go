@@ -53,8 +53,9 @@ const (
 	// buildRequeue is how soon a server Nova is building, or deleting, is looked at again.
 	buildRequeue = 2 * time.Second
 	// memberRequeue is how soon membership is looked at again while Octavia applies a change to
-	// a pool (PENDING_UPDATE takes a second or two).
-	memberRequeue = 2 * time.Second
+	// a pool (PENDING_UPDATE takes one to three seconds); a look is one status tree read per load
+	// balancer.
+	memberRequeue = time.Second
 	// notRunningRequeue is how soon a server that is neither building nor ACTIVE is looked at
 	// again: Nova sends no event when someone starts it.
 	notRunningRequeue = time.Minute

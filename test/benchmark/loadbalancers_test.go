@@ -45,6 +45,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -154,7 +155,7 @@ func drive(b *testing.B, zones int) run {
 	// object is gone.
 	var out run
 	step := func() bool {
-		p := reconcileOnce(ctx, kube, r, key)
+		p := reconcileOnce(ctx, kube, r, key, &infrav1.OpenStackCluster{})
 		if p.ran {
 			out.reconciles++
 		}
@@ -214,22 +215,22 @@ type pass struct {
 	took    time.Duration
 }
 
-// reconcileOnce reconciles the OpenStackCluster key once and reports what a manager would do
-// next.
-func reconcileOnce(ctx context.Context, kube client.Client, r *controllers.OpenStackClusterReconciler, key client.ObjectKey) pass {
-	before := &infrav1.OpenStackCluster{}
+// reconcileOnce reconciles the object key (of obj's kind) once and reports what a manager would
+// do next.
+func reconcileOnce(ctx context.Context, kube client.Client, r reconcile.Reconciler, key client.ObjectKey, obj client.Object) pass {
+	before := obj.DeepCopyObject().(client.Object)
 	if err := kube.Get(ctx, key, before); apierrors.IsNotFound(err) {
 		return pass{gone: true}
 	}
 	start := time.Now()
 	res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
 	p := pass{ran: true, res: res, err: err, took: time.Since(start)}
-	after := &infrav1.OpenStackCluster{}
+	after := obj.DeepCopyObject().(client.Object)
 	if err := kube.Get(ctx, key, after); apierrors.IsNotFound(err) {
 		p.gone = true
 		return p
 	}
-	p.changed = after.ResourceVersion != before.ResourceVersion
+	p.changed = after.GetResourceVersion() != before.GetResourceVersion()
 	return p
 }
 

@@ -325,7 +325,7 @@ func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string
 		if verbose {
 			ops = opTimes(b)
 		}
-		p := reconcileOnce(ctx, kube, r, key)
+		p := reconcileOnce(ctx, kube, r, key, &infrav1.OpenStackCluster{})
 		if !p.ran {
 			return true
 		}
