@@ -144,7 +144,9 @@ func driveMachines(b *testing.B, cloudsYAML []byte, cloudName string, zones []st
 		must(b, err)
 		_, err = cl.Network.AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: sn.ID})
 		must(b, err)
-		cleanup = append(cleanup, func() { _, _ = cl.Network.RemoveRouterInterface(ctx, router.ID, routers.RemoveInterfaceOpts{SubnetID: sn.ID}) })
+		cleanup = append(cleanup, func() {
+			_, _ = cl.Network.RemoveRouterInterface(ctx, router.ID, routers.RemoveInterfaceOpts{SubnetID: sn.ID})
+		})
 		spec.APIServerLoadBalancer.AvailabilityZoneSubnets = append(spec.APIServerLoadBalancer.AvailabilityZoneSubnets,
 			infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(sn.ID)}})
 	}
