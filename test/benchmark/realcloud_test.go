@@ -40,7 +40,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -73,16 +72,7 @@ import (
 // network and router; the multi-AZ load balancer network, with one subnet per zone, is created
 // and deleted by the benchmark as an operator would.
 func BenchmarkRealCloud(b *testing.B) {
-	path, cloudName := os.Getenv("CAPO_BENCH_CLOUDS_YAML"), os.Getenv("CAPO_BENCH_CLOUD")
-	if path == "" || cloudName == "" {
-		b.Skip("CAPO_BENCH_CLOUDS_YAML and CAPO_BENCH_CLOUD are not set")
-	}
-	zones := strings.Split(os.Getenv("CAPO_BENCH_ZONES"), ",")
-	if zones[0] == "" {
-		zones = []string{"az1", "az2"}
-	}
-	cloudsYAML, err := os.ReadFile(path)
-	must(b, err)
+	cloudsYAML, cloudName, zones := realCloud(b)
 	cases := []int{1}
 	for n := 2; n <= len(zones) && n <= 3; n++ {
 		cases = append(cases, n)
@@ -123,23 +113,11 @@ func BenchmarkRealCloud(b *testing.B) {
 // polled every 250 ms with nothing else running, and to delete them again (a cascade delete).
 // Same variables as BenchmarkRealCloud.
 func BenchmarkRealCloudOctaviaAlone(b *testing.B) {
-	path, cloudName := os.Getenv("CAPO_BENCH_CLOUDS_YAML"), os.Getenv("CAPO_BENCH_CLOUD")
-	if path == "" || cloudName == "" {
-		b.Skip("CAPO_BENCH_CLOUDS_YAML and CAPO_BENCH_CLOUD are not set")
-	}
-	zones := strings.Split(os.Getenv("CAPO_BENCH_ZONES"), ",")
-	if zones[0] == "" {
-		zones = []string{"az1", "az2"}
-	}
-	cloudsYAML, err := os.ReadFile(path)
-	must(b, err)
+	cloudsYAML, cloudName, zones := realCloud(b)
 	scheme, err := managerscheme.New()
 	must(b, err)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: "bench"}, Data: map[string][]byte{scope.CloudsSecretKey: cloudsYAML}}
-	factory := &scope.SecretFactory{Reader: fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard()}
 	ctx := context.Background()
-	cl, err := factory.NewClients(ctx, "bench", &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: cloudName})
-	must(b, err)
+	_, _, cl := benchIdentity(ctx, b, scheme, "bench", cloudsYAML, cloudName)
 	netw, err := cl.Network.CreateNetwork(ctx, networks.CreateOpts{Name: "bench-octavia-alone"})
 	must(b, err)
 	defer func() { _ = cl.Network.DeleteNetwork(ctx, netw.ID) }()
@@ -253,13 +231,7 @@ func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string
 	must(b, err)
 	ns := "bench"
 	name := fmt.Sprintf("b%d", time.Now().UnixNano()%1_000_000)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: ns}, Data: map[string][]byte{scope.CloudsSecretKey: cloudsYAML}}
-	ref := &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: cloudName}
-
-	secrets := fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build()
-	factory := &scope.SecretFactory{Reader: secrets, Log: logr.Discard()}
-	cl, err := factory.NewClients(ctx, ns, ref)
-	must(b, err)
+	secret, ref, cl := benchIdentity(ctx, b, scheme, ns, cloudsYAML, cloudName)
 
 	spec := infrav1.OpenStackClusterSpec{
 		IdentityRef:           ref,
@@ -275,29 +247,10 @@ func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string
 	}()
 	var mapping []infrav1.AZSubnetMapping
 	if mode != single {
-		lbNet, err := cl.Network.CreateNetwork(ctx, networks.CreateOpts{Name: name + "-lb"})
-		must(b, err)
-		cleanup = append(cleanup, func() { _ = cl.Network.DeleteNetwork(ctx, lbNet.ID) })
-		ext, err := cl.Network.ListNetworks(ctx, externalOnly{})
-		must(b, err)
-		if len(ext) == 0 {
-			b.Fatal("no external network")
-		}
-		router, err := cl.Network.CreateRouter(ctx, routers.CreateOpts{Name: name + "-lb", GatewayInfo: &routers.GatewayInfo{NetworkID: ext[0].ID}})
-		must(b, err)
-		cleanup = append(cleanup, func() { _ = cl.Network.DeleteRouter(ctx, router.ID) })
+		var lbNet string
+		lbNet, mapping = operatorLBNetwork(ctx, b, cl, name, zones, &cleanup)
 		spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: "api.bench.example.com", Port: 6443}
-		spec.APIServerLoadBalancer.Network = &infrav1.NetworkParam{ID: ptr.To(lbNet.ID)}
-		for i, az := range zones {
-			sn, err := cl.Network.CreateSubnet(ctx, subnets.CreateOpts{NetworkID: lbNet.ID, Name: name + "-lb-" + az, IPVersion: 4, CIDR: fmt.Sprintf("10.30.%d.0/24", i)})
-			must(b, err)
-			_, err = cl.Network.AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: sn.ID})
-			must(b, err)
-			cleanup = append(cleanup, func() {
-				_, _ = cl.Network.RemoveRouterInterface(ctx, router.ID, routers.RemoveInterfaceOpts{SubnetID: sn.ID})
-			})
-			mapping = append(mapping, infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(sn.ID)}})
-		}
+		spec.APIServerLoadBalancer.Network = &infrav1.NetworkParam{ID: ptr.To(lbNet)}
 		if mode == multi {
 			spec.APIServerLoadBalancer.AvailabilityZoneSubnets = mapping
 		} else {

@@ -28,9 +28,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
@@ -60,19 +57,10 @@ import (
 // BenchmarkRealCloud; CAPO_BENCH_FLAVOR and CAPO_BENCH_IMAGE name the flavor and image
 // (default m1.tiny and fake-image, as the local OpenStack has them).
 func BenchmarkRealCloudMachines(b *testing.B) {
-	path, cloudName := os.Getenv("CAPO_BENCH_CLOUDS_YAML"), os.Getenv("CAPO_BENCH_CLOUD")
-	if path == "" || cloudName == "" {
-		b.Skip("CAPO_BENCH_CLOUDS_YAML and CAPO_BENCH_CLOUD are not set")
-	}
-	zones := strings.Split(os.Getenv("CAPO_BENCH_ZONES"), ",")
-	if zones[0] == "" {
-		zones = []string{"az1", "az2"}
-	}
+	cloudsYAML, cloudName, zones := realCloud(b)
 	if len(zones) < 2 {
 		b.Skip("CAPO_BENCH_ZONES lists fewer than two zones")
 	}
-	cloudsYAML, err := os.ReadFile(path)
-	must(b, err)
 	var last machinesRun
 	for b.Loop() {
 		last = driveMachines(b, cloudsYAML, cloudName, zones[:2])
@@ -106,49 +94,22 @@ func driveMachines(b *testing.B, cloudsYAML []byte, cloudName string, zones []st
 	must(b, err)
 	ns := "bench"
 	name := fmt.Sprintf("m%d", time.Now().UnixNano()%1_000_000)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: ns}, Data: map[string][]byte{scope.CloudsSecretKey: cloudsYAML}}
-	ref := &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: cloudName}
-	factory := &scope.SecretFactory{Reader: fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard()}
-	cl, err := factory.NewClients(ctx, ns, ref)
-	must(b, err)
-
-	// The operator's load balancer network: a subnet per zone, routed to the external network.
+	secret, ref, cl := benchIdentity(ctx, b, scheme, ns, cloudsYAML, cloudName)
 	var cleanup []func()
 	defer func() {
 		for i := len(cleanup) - 1; i >= 0; i-- {
 			cleanup[i]()
 		}
 	}()
-	lbNet, err := cl.Network.CreateNetwork(ctx, networks.CreateOpts{Name: name + "-lb"})
-	must(b, err)
-	cleanup = append(cleanup, func() { _ = cl.Network.DeleteNetwork(ctx, lbNet.ID) })
-	ext, err := cl.Network.ListNetworks(ctx, externalOnly{})
-	must(b, err)
-	if len(ext) == 0 {
-		b.Fatal("no external network")
-	}
-	router, err := cl.Network.CreateRouter(ctx, routers.CreateOpts{Name: name + "-lb", GatewayInfo: &routers.GatewayInfo{NetworkID: ext[0].ID}})
-	must(b, err)
-	cleanup = append(cleanup, func() { _ = cl.Network.DeleteRouter(ctx, router.ID) })
+	lbNet, mapping := operatorLBNetwork(ctx, b, cl, name, zones, &cleanup)
 	spec := infrav1.OpenStackClusterSpec{
 		IdentityRef:           ref,
 		ManagedSubnets:        []infrav1.SubnetSpec{{CIDR: "10.6.0.0/24"}},
 		ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{},
 		ControlPlaneEndpoint:  &clusterv1.APIEndpoint{Host: "api.bench.example.com", Port: 6443},
 		APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), AdditionalPorts: []int{8132},
-			Network: &infrav1.NetworkParam{ID: ptr.To(lbNet.ID)}},
+			Network: &infrav1.NetworkParam{ID: ptr.To(lbNet)}, AvailabilityZoneSubnets: mapping},
 		ControlPlaneAvailabilityZones: zones,
-	}
-	for i, az := range zones {
-		sn, err := cl.Network.CreateSubnet(ctx, subnets.CreateOpts{NetworkID: lbNet.ID, Name: name + "-lb-" + az, IPVersion: 4, CIDR: fmt.Sprintf("10.30.%d.0/24", i)})
-		must(b, err)
-		_, err = cl.Network.AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: sn.ID})
-		must(b, err)
-		cleanup = append(cleanup, func() {
-			_, _ = cl.Network.RemoveRouterInterface(ctx, router.ID, routers.RemoveInterfaceOpts{SubnetID: sn.ID})
-		})
-		spec.APIServerLoadBalancer.AvailabilityZoneSubnets = append(spec.APIServerLoadBalancer.AvailabilityZoneSubnets,
-			infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(sn.ID)}})
 	}
 
 	// What clusterctl and Cluster API would have created: the Cluster, the OpenStackCluster, a
