@@ -21,11 +21,11 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 )
 
 // PortSpec is one port of a machine's server, with every reference resolved to an ID.
@@ -92,16 +92,8 @@ func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, 
 		}
 		s.event("CreatedPort", "Create", "Created port %s (%s)", spec.Name, port.ID)
 	}
-	if missing := slices.ContainsFunc(spec.Tags, func(t string) bool { return !slices.Contains(port.Tags, t) }); missing {
-		tags := slices.Clone(port.Tags)
-		for _, t := range spec.Tags {
-			if !slices.Contains(tags, t) {
-				tags = append(tags, t)
-			}
-		}
-		if _, err := s.network.ReplaceAllTags(ctx, "ports", port.ID, attributestags.ReplaceAllOpts{Tags: tags}); err != nil {
-			return nil, fmt.Errorf("tagging port %s: %w", spec.Name, err)
-		}
+	if _, err := networking.EnsureTags(ctx, s.network, "ports", port.ID, port.Tags, spec.Tags); err != nil {
+		return nil, fmt.Errorf("port %s: %w", spec.Name, err)
 	}
 	return port, nil
 }

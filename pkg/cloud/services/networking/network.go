@@ -343,6 +343,13 @@ func (s *Service) reconcileManagedSubnet(ctx context.Context, name, networkID st
 
 // ensureTags makes a resource carry the spec's tags, and returns its tags.
 func (s *Service) ensureTags(ctx context.Context, resourceType, id string, have, want []string) ([]string, error) {
+	return EnsureTags(ctx, s.client, resourceType, id, have, want)
+}
+
+// EnsureTags adds to a Neutron resource (resourceType is Neutron's collection name: networks,
+// ports, ...) the tags of want it lacks, keeping those it has, in one call and only when some
+// are missing; it returns the resource's tags.
+func EnsureTags(ctx context.Context, client clients.NetworkClient, resourceType, id string, have, want []string) ([]string, error) {
 	if len(want) == 0 || containsAll(have, want) {
 		return have, nil
 	}
@@ -352,7 +359,7 @@ func (s *Service) ensureTags(ctx context.Context, resourceType, id string, have,
 			merged = append(merged, t)
 		}
 	}
-	tags, err := s.client.ReplaceAllTags(ctx, resourceType, id, attributestags.ReplaceAllOpts{Tags: merged})
+	tags, err := client.ReplaceAllTags(ctx, resourceType, id, attributestags.ReplaceAllOpts{Tags: merged})
 	if err != nil {
 		return nil, fmt.Errorf("tagging %s %s: %w", resourceType, id, err)
 	}
