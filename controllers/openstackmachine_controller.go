@@ -204,6 +204,13 @@ func (r *OpenStackMachineReconciler) instanceFailed(m *machineScope, reason, mes
 	setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, reason, message)
 }
 
+// openStackFailed records a failed OpenStack call on a condition and returns the error, so that
+// controller-runtime retries with backoff.
+func openStackFailed(m *machineScope, conditionType string, err error) (ctrl.Result, error) {
+	setCondition(m.osm, conditionType, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
+	return ctrl.Result{}, err
+}
+
 func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *machineScope) (ctrl.Result, error) {
 	for _, t := range m.conditionTypes() {
 		if conditions.Get(m.osm, t) == nil {
@@ -224,8 +231,7 @@ func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *mac
 
 	server, gone, err := svc.Find(ctx, ptr.Deref(m.osm.Status.InstanceID, ""), m.osm.Name, m.owner())
 	if err != nil {
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
-		return ctrl.Result{}, err
+		return openStackFailed(m, infrav1.InstanceReadyCondition, err)
 	}
 	if gone {
 		// The provider ID names the server: a new one would be a different machine.
@@ -245,8 +251,7 @@ func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *mac
 				r.instanceFailed(m, infrav1.InstanceConfigurationErrorReason, err.Error())
 				return ctrl.Result{RequeueAfter: specErrorRequeue}, nil
 			}
-			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
-			return ctrl.Result{}, err
+			return openStackFailed(m, infrav1.InstanceReadyCondition, err)
 		}
 		// Nova's answer to a create has no status: the server is building.
 		server.Status = "BUILD"
@@ -352,8 +357,7 @@ func (r *OpenStackMachineReconciler) reconcileDelete(ctx context.Context, m *mac
 	if m.controlPlane {
 		done, err := r.removeMemberships(ctx, clients, m)
 		if err != nil {
-			setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
-			return ctrl.Result{}, err
+			return openStackFailed(m, infrav1.APIServerIngressReadyCondition, err)
 		}
 		if !done {
 			setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
@@ -366,14 +370,12 @@ func (r *OpenStackMachineReconciler) reconcileDelete(ctx context.Context, m *mac
 	svc := compute.NewService(clients.Compute, clients.Image, clients.Network, r.Recorder, m.osm)
 	server, _, err := svc.Find(ctx, ptr.Deref(m.osm.Status.InstanceID, ""), m.osm.Name, m.owner())
 	if err != nil {
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
-		return ctrl.Result{}, err
+		return openStackFailed(m, infrav1.InstanceReadyCondition, err)
 	}
 	if server != nil {
 		done, err := svc.Delete(ctx, server)
 		if err != nil {
-			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
-			return ctrl.Result{}, err
+			return openStackFailed(m, infrav1.InstanceReadyCondition, err)
 		}
 		if !done {
 			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
@@ -382,8 +384,7 @@ func (r *OpenStackMachineReconciler) reconcileDelete(ctx context.Context, m *mac
 		}
 	}
 	if err := svc.DeletePorts(ctx, portIdentities(m.osm)); err != nil {
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
-		return ctrl.Result{}, err
+		return openStackFailed(m, infrav1.InstanceReadyCondition, err)
 	}
 	setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason, "the server and its ports are deleted")
 	controllerutil.RemoveFinalizer(m.osm, infrav1.MachineFinalizer)

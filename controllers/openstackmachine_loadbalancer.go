@@ -86,8 +86,7 @@ func (r *OpenStackMachineReconciler) reconcileIngress(ctx context.Context, clien
 	lbs := loadbalancer.NewService(clients.LoadBalancer, clients.Network, r.Recorder, m.osm, nil, clients.CloudKey)
 	done, err := lbs.ReconcileMembership(ctx, knownLoadBalancers(&osc.Status), targetIDs, lbPorts(&osc.Spec), member)
 	if err != nil {
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
-		return ctrl.Result{}, err
+		return openStackFailed(m, infrav1.APIServerIngressReadyCondition, err)
 	}
 	switch {
 	case missing && zoneMapped(osc, az):
