@@ -60,6 +60,7 @@ type options struct {
 	leaderElectRetryPeriod   time.Duration
 
 	healthAddr         string
+	webhookHost        string
 	webhookPort        int
 	webhookCertDir     string
 	webhookCertName    string
@@ -90,6 +91,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 
 	fs.StringVar(&o.healthAddr, "health-addr", ":9440",
 		"The address the health (/healthz) and readiness (/readyz) probes are served on.")
+	fs.StringVar(&o.webhookHost, "webhook-host", "",
+		"The address the admission webhook server binds to; every address when empty.")
 	fs.IntVar(&o.webhookPort, "webhook-port", 9443,
 		"The port the admission webhook server listens on; 0 disables the webhooks.")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs/",
@@ -160,6 +163,7 @@ func newManager(restConfig *rest.Config, o *options) (manager.Manager, error) {
 	}
 	if o.webhookPort > 0 {
 		mgrOptions.WebhookServer = webhook.NewServer(webhook.Options{
+			Host:     o.webhookHost,
 			Port:     o.webhookPort,
 			CertDir:  o.webhookCertDir,
 			CertName: o.webhookCertName,

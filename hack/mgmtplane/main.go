@@ -1,0 +1,508 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command mgmtplane runs a Cluster API management plane as local processes, for the end-to-end
+// tests and the demo, where no container runtime exists: etcd and kube-apiserver (as envtest
+// starts them) with the Cluster API core and provider CRDs, the Cluster API core manager, and this
+// provider's manager; both managers serve their admission webhooks on 127.0.0.1.
+//
+// It runs until SIGINT or SIGTERM, then stops the managers and the API server. hack/mgmt/up.sh
+// starts it in the background and hack/mgmt/down.sh stops it; everything it writes is under --dir:
+//
+//	kubeconfig            an administrator's kubeconfig for the API server
+//	logs/*.log            each manager's output; logs/mgmtplane.log this program's
+//	certs/                the webhook serving certificate and its CA
+//	ready                 written once both managers answer their readiness probes
+//
+// The provider's manager authenticates as user "capo-manager" bound to the ClusterRole in
+// config/rbac, so a permission missing from it fails the end-to-end tests as it would in a cluster.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+const managerUser = "capo-manager"
+
+type options struct {
+	dir            string
+	repoRoot       string
+	capiSource     string
+	capiManager    string
+	providerBinary string
+	providerArgs   string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.dir, "dir", "/var/tmp/capo-management-plane", "Where the kubeconfig, certificates and logs go.")
+	flag.StringVar(&o.repoRoot, "repo", ".", "The provider's repository (its config/ directory holds the CRDs, webhooks and RBAC).")
+	flag.StringVar(&o.capiSource, "capi-source", "", "The cluster-api module's source directory (CRDs and webhooks of the core provider).")
+	flag.StringVar(&o.capiManager, "capi-manager", "", "The Cluster API core manager binary.")
+	flag.StringVar(&o.providerBinary, "provider-manager", "", "This provider's manager binary.")
+	flag.StringVar(&o.providerArgs, "provider-args", "", "Extra flags for the provider's manager, space separated.")
+	flag.Parse()
+	for name, value := range map[string]string{"capi-source": o.capiSource, "capi-manager": o.capiManager, "provider-manager": o.providerBinary} {
+		if value == "" {
+			fmt.Fprintf(os.Stderr, "mgmtplane: --%s is required\n", name)
+			os.Exit(2)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintf(os.Stderr, "mgmtplane: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s mgmtplane: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+func run(ctx context.Context, o options) error {
+	logs := filepath.Join(o.dir, "logs")
+	certs := filepath.Join(o.dir, "certs")
+	for _, d := range []string{logs, certs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	_ = os.Remove(filepath.Join(o.dir, "ready"))
+	start := time.Now()
+
+	env := &envtest.Environment{
+		CRDDirectoryPaths: []string{
+			filepath.Join(o.capiSource, "core", "config", "crd", "bases"),
+			filepath.Join(o.repoRoot, "config", "crd", "bases"),
+		},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return fmt.Errorf("starting etcd and kube-apiserver: %w", err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			logf("stopping the API server: %v", err)
+		}
+	}()
+	logf("API server up at %s (%s)", cfg.Host, time.Since(start).Round(time.Millisecond))
+
+	admin, err := writeKubeconfig(env, envtest.User{Name: "capo-admin", Groups: []string{"system:masters"}}, filepath.Join(o.dir, "kubeconfig"))
+	if err != nil {
+		return err
+	}
+	providerKubeconfig := filepath.Join(o.dir, "provider.kubeconfig")
+	if _, err := writeKubeconfig(env, envtest.User{Name: managerUser}, providerKubeconfig); err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	c, err := client.New(admin, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	if err := bindProviderRole(ctx, c, filepath.Join(o.repoRoot, "config", "rbac")); err != nil {
+		return err
+	}
+
+	caPEM, err := writeServingCertificate(certs)
+	if err != nil {
+		return err
+	}
+	ports, err := freePorts(6)
+	if err != nil {
+		return err
+	}
+	capiWebhook, providerWebhook := ports[0], ports[1]
+	managers := []*process{
+		{
+			name: "capi-manager", binary: o.capiManager, health: ports[2],
+			args: []string{
+				"--kubeconfig", filepath.Join(o.dir, "kubeconfig"),
+				"--webhook-cert-dir", certs, "--webhook-port", strconv.Itoa(capiWebhook),
+				"--health-addr", fmt.Sprintf("127.0.0.1:%d", ports[2]),
+				"--diagnostics-address", fmt.Sprintf("127.0.0.1:%d", ports[3]), "--insecure-diagnostics",
+			},
+		},
+		{
+			name: "provider-manager", binary: o.providerBinary, health: ports[4],
+			args: append([]string{
+				"--kubeconfig", providerKubeconfig,
+				"--webhook-cert-dir", certs, "--webhook-host", "127.0.0.1", "--webhook-port", strconv.Itoa(providerWebhook),
+				"--health-addr", fmt.Sprintf("127.0.0.1:%d", ports[4]),
+				"--diagnostics-address", fmt.Sprintf("127.0.0.1:%d", ports[5]), "--insecure-diagnostics",
+			}, strings.Fields(o.providerArgs)...),
+		},
+	}
+	if err := installWebhooks(ctx, c, filepath.Join(o.capiSource, "core", "config", "webhook", "manifests.yaml"), "capi-", capiWebhook, caPEM); err != nil {
+		return err
+	}
+	if err := installWebhooks(ctx, c, filepath.Join(o.repoRoot, "config", "webhook", "manifests.yaml"), "capo-", providerWebhook, caPEM); err != nil {
+		return err
+	}
+
+	exited := make(chan string, len(managers))
+	for _, m := range managers {
+		if err := m.start(logs, exited); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		for i := len(managers) - 1; i >= 0; i-- {
+			managers[i].stop()
+		}
+	}()
+	for _, m := range managers {
+		if err := m.waitReady(ctx, 3*time.Minute, exited); err != nil {
+			return err
+		}
+	}
+	ready := fmt.Sprintf("server=%s\nkubeconfig=%s\nlogs=%s\nstarted_in=%s\n", cfg.Host,
+		filepath.Join(o.dir, "kubeconfig"), logs, time.Since(start).Round(time.Millisecond))
+	if err := os.WriteFile(filepath.Join(o.dir, "ready"), []byte(ready), 0o644); err != nil {
+		return err
+	}
+	logf("management plane ready in %s", time.Since(start).Round(time.Millisecond))
+
+	select {
+	case <-ctx.Done():
+		logf("stopping")
+		return nil
+	case name := <-exited:
+		return fmt.Errorf("%s exited; see %s", name, filepath.Join(logs, name+".log"))
+	}
+}
+
+func writeKubeconfig(env *envtest.Environment, user envtest.User, path string) (*rest.Config, error) {
+	u, err := env.AddUser(user, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding user %s: %w", user.Name, err)
+	}
+	data, err := u.KubeConfig()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return nil, err
+	}
+	return u.Config(), nil
+}
+
+// bindProviderRole applies the ClusterRoles of config/rbac and binds each to the provider's user.
+func bindProviderRole(ctx context.Context, c client.Client, dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		var roles []rbacv1.ClusterRole
+		if err := decodeAll(f, &roles); err != nil {
+			return err
+		}
+		for i := range roles {
+			role := &roles[i]
+			if role.Kind != "ClusterRole" {
+				continue
+			}
+			if err := c.Create(ctx, role); err != nil {
+				return fmt.Errorf("creating ClusterRole %s: %w", role.Name, err)
+			}
+			binding := &rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-" + managerUser},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+				Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: managerUser}},
+			}
+			if err := c.Create(ctx, binding); err != nil {
+				return fmt.Errorf("binding ClusterRole %s: %w", role.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// installWebhooks creates the webhook configurations of a manifest, renamed with prefix, with each
+// webhook pointed at https://127.0.0.1:port instead of an in-cluster Service.
+func installWebhooks(ctx context.Context, c client.Client, manifest, prefix string, port int, caPEM []byte) error {
+	url := func(cc admissionv1.WebhookClientConfig) *string {
+		path := ""
+		if cc.Service != nil && cc.Service.Path != nil {
+			path = *cc.Service.Path
+		}
+		u := fmt.Sprintf("https://127.0.0.1:%d%s", port, path)
+		return &u
+	}
+	docs, err := splitDocuments(manifest)
+	if err != nil {
+		return err
+	}
+	for _, doc := range docs {
+		switch {
+		case bytes.Contains(doc, []byte("kind: MutatingWebhookConfiguration")):
+			var w admissionv1.MutatingWebhookConfiguration
+			if err := utilyaml.Unmarshal(doc, &w); err != nil {
+				return fmt.Errorf("%s: %w", manifest, err)
+			}
+			w.Name = prefix + w.Name
+			for i := range w.Webhooks {
+				w.Webhooks[i].ClientConfig = admissionv1.WebhookClientConfig{URL: url(w.Webhooks[i].ClientConfig), CABundle: caPEM}
+			}
+			if err := c.Create(ctx, &w); err != nil {
+				return fmt.Errorf("creating %s: %w", w.Name, err)
+			}
+		case bytes.Contains(doc, []byte("kind: ValidatingWebhookConfiguration")):
+			var w admissionv1.ValidatingWebhookConfiguration
+			if err := utilyaml.Unmarshal(doc, &w); err != nil {
+				return fmt.Errorf("%s: %w", manifest, err)
+			}
+			w.Name = prefix + w.Name
+			for i := range w.Webhooks {
+				w.Webhooks[i].ClientConfig = admissionv1.WebhookClientConfig{URL: url(w.Webhooks[i].ClientConfig), CABundle: caPEM}
+			}
+			if err := c.Create(ctx, &w); err != nil {
+				return fmt.Errorf("creating %s: %w", w.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func splitDocuments(path string) ([][]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs [][]byte
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(bytes.TrimSpace(doc)) > 0 {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+func decodeAll[T any](path string, into *[]T) error {
+	docs, err := splitDocuments(path)
+	if err != nil {
+		return err
+	}
+	for _, doc := range docs {
+		var v T
+		if err := utilyaml.Unmarshal(doc, &v); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		*into = append(*into, v)
+	}
+	return nil
+}
+
+// writeServingCertificate writes a CA and a serving certificate for 127.0.0.1 signed by it
+// (tls.crt, tls.key, as both managers expect) and returns the CA in PEM for the caBundles.
+func writeServingCertificate(dir string) ([]byte, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	caTemplate := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "capo management plane webhook CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(30 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	serving := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(30 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:     []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, serving, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	files := map[string][]byte{
+		"ca.crt":  caPEM,
+		"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return caPEM, nil
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+type process struct {
+	name   string
+	binary string
+	args   []string
+	health int
+	cmd    *exec.Cmd
+	done   chan struct{}
+}
+
+func (p *process) start(logs string, exited chan<- string) error {
+	out, err := os.OpenFile(filepath.Join(logs, p.name+".log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	p.cmd = exec.Command(p.binary, p.args...)
+	p.cmd.Stdout, p.cmd.Stderr = out, out
+	if err := p.cmd.Start(); err != nil {
+		_ = out.Close()
+		return fmt.Errorf("starting %s: %w", p.name, err)
+	}
+	p.done = make(chan struct{})
+	logf("started %s (pid %d)", p.name, p.cmd.Process.Pid)
+	go func() {
+		err := p.cmd.Wait()
+		_ = out.Close()
+		logf("%s exited: %v", p.name, err)
+		close(p.done)
+		exited <- p.name
+	}()
+	return nil
+}
+
+func (p *process) waitReady(ctx context.Context, timeout time.Duration, exited <-chan string) error {
+	deadline := time.Now().Add(timeout)
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", p.health)
+	for {
+		resp, err := http.Get(url) //nolint:gosec,noctx // loopback probe of a child process
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				logf("%s ready", p.name)
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case name := <-exited:
+			return fmt.Errorf("%s exited before it was ready; see logs/%s.log", name, name)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready within %s", p.name, timeout)
+		}
+	}
+}
+
+func (p *process) stop() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
