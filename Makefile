@@ -57,6 +57,36 @@ manifests: ## Regenerate the CRDs, the webhook configuration and the RBAC role u
 
 BENCH_TIME ?= 5x
 
+##@ Demo and end-to-end
+
+.PHONY: demo
+demo: ## The local demo: a real OpenStack on 127.0.0.1, a Cluster API management plane, and a two-zone cluster with three control plane machines; prints the load balancers per zone and the DNS records to publish.
+	hack/demo.sh up
+
+.PHONY: demo-down
+demo-down: ## Delete the demo cluster, then stop the management plane and the local OpenStack (data kept for a fast restart).
+	hack/demo.sh down
+
+.PHONY: test-e2e
+test-e2e: ## End-to-end suite and real-cloud contract suite against the local OpenStack (or CAPO_E2E_CLOUDS_YAML's cloud), with a fresh management plane; logs in _artifacts/e2e on failure.
+	hack/e2e.sh
+
+.PHONY: local-openstack-up
+local-openstack-up: ## Install (once) and start a real OpenStack on 127.0.0.1: Keystone, Neutron, Nova (fake driver), Octavia, zones az1/az2.
+	hack/local-openstack/up.sh
+
+.PHONY: local-openstack-down
+local-openstack-down: ## Stop the local OpenStack, keeping its data; PURGE=1 deletes its data too.
+	hack/local-openstack/down.sh $(if $(PURGE),--purge)
+
+.PHONY: mgmt-up
+mgmt-up: ## Start the local management plane: kube-apiserver, etcd, the Cluster API core manager and this provider's manager.
+	hack/mgmt/up.sh
+
+.PHONY: mgmt-down
+mgmt-down: ## Stop the local management plane.
+	hack/mgmt/down.sh
+
 ##@ Build and test
 
 .PHONY: build

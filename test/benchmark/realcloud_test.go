@@ -443,11 +443,6 @@ func provisioned(ctx context.Context, kube client.Client, key client.ObjectKey) 
 	return kube.Get(ctx, key, cur) == nil && cur.Status.Initialization != nil && ptr.Deref(cur.Status.Initialization.Provisioned, false)
 }
 
-// externalOnly lists external networks.
-type externalOnly struct{}
-
-func (externalOnly) ToNetworkListQuery() (string, error) { return "?router:external=true", nil }
-
 // totalCalls sums capo_openstack_api_requests_total.
 func totalCalls(b *testing.B) int {
 	families, err := metrics.Registry.Gather()

@@ -18,23 +18,19 @@ package benchmark
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 // realCloud is the cloud the real-cloud benchmarks run against, from CAPO_BENCH_CLOUDS_YAML,
@@ -64,31 +60,12 @@ func benchIdentity(ctx context.Context, b *testing.B, scheme *runtime.Scheme, ns
 	return secret, ref, cl
 }
 
-// operatorLBNetwork creates what an operator prepares for per-zone load balancers: a network
-// with one subnet per zone, routed to the external network. It returns the network's ID and the
-// zone mappings; cleanup receives what deletes them, to run in reverse order.
+// operatorLBNetwork creates what an operator prepares for per-zone load balancers (see
+// framework.EnsureLBNetwork). It returns the network's ID and the zone mappings; cleanup receives
+// what deletes them.
 func operatorLBNetwork(ctx context.Context, b *testing.B, cl *scope.Clients, name string, zones []string, cleanup *[]func()) (string, []infrav1.AZSubnetMapping) {
-	lbNet, err := cl.Network.CreateNetwork(ctx, networks.CreateOpts{Name: name + "-lb"})
+	lbNet, err := framework.EnsureLBNetwork(ctx, cl, name, 30, zones)
+	*cleanup = append(*cleanup, func() { _ = lbNet.Delete(ctx, cl) })
 	must(b, err)
-	*cleanup = append(*cleanup, func() { _ = cl.Network.DeleteNetwork(ctx, lbNet.ID) })
-	ext, err := cl.Network.ListNetworks(ctx, externalOnly{})
-	must(b, err)
-	if len(ext) == 0 {
-		b.Fatal("no external network")
-	}
-	router, err := cl.Network.CreateRouter(ctx, routers.CreateOpts{Name: name + "-lb", GatewayInfo: &routers.GatewayInfo{NetworkID: ext[0].ID}})
-	must(b, err)
-	*cleanup = append(*cleanup, func() { _ = cl.Network.DeleteRouter(ctx, router.ID) })
-	var mapping []infrav1.AZSubnetMapping
-	for i, az := range zones {
-		sn, err := cl.Network.CreateSubnet(ctx, subnets.CreateOpts{NetworkID: lbNet.ID, Name: name + "-lb-" + az, IPVersion: 4, CIDR: fmt.Sprintf("10.30.%d.0/24", i)})
-		must(b, err)
-		_, err = cl.Network.AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: sn.ID})
-		must(b, err)
-		*cleanup = append(*cleanup, func() {
-			_, _ = cl.Network.RemoveRouterInterface(ctx, router.ID, routers.RemoveInterfaceOpts{SubnetID: sn.ID})
-		})
-		mapping = append(mapping, infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(sn.ID)}})
-	}
-	return lbNet.ID, mapping
+	return lbNet.NetworkID, lbNet.Mapping
 }

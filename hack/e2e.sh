@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The end-to-end run (`make test-e2e`): the suite under test/e2e and the fake-vs-real contract
+# suite, against a real OpenStack and a Cluster API management plane of local processes.
+#
+# Without CAPO_E2E_CLOUDS_YAML it uses the local OpenStack (hack/local-openstack): started here
+# and stopped afterwards, or left running if it already ran (the demo's). With it (and
+# CAPO_E2E_CLOUD, CAPO_E2E_ZONES, ... see test/e2e) it uses that cloud instead, for example a
+# devstack. The suite's management plane is its own, started fresh from this tree under
+# $CAPO_E2E_MGMT_DIR and stopped afterwards, so a running demo keeps its own. On failure, the
+# managers' logs, the OpenStack services' logs and the failed specs' objects and project
+# inventory are copied to $CAPO_E2E_ARTIFACTS (default _artifacts/e2e in the work tree).
+#
+# CAPO_E2E_KEEP=1 leaves everything running afterwards.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$root/hack/lib.sh"
+cd "$root"
+openstack_dir="${CAPO_OPENSTACK_DIR:-/var/tmp/capo-local-openstack}"
+mgmt_dir="${CAPO_E2E_MGMT_DIR:-/var/tmp/capo-e2e-management-plane}"
+export CAPO_MGMT_DIR="$mgmt_dir"
+artifacts="${CAPO_E2E_ARTIFACTS:-$root/_artifacts/e2e}"
+export CAPO_E2E_ARTIFACTS="$artifacts/specs"
+
+phase() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "=== e2e: ${name}"
+  "$@"
+  echo "=== e2e: ${name}: $((SECONDS - start))s"
+}
+
+# 1: the local OpenStack is used; 2: and this run started it, so it stops it.
+local_openstack=0
+if [ -z "${CAPO_E2E_CLOUDS_YAML:-}" ]; then
+  local_openstack=1
+  hack/local-openstack/status.sh >/dev/null || local_openstack=2
+  phase "local OpenStack" hack/local-openstack/up.sh
+  export CAPO_E2E_CLOUDS_YAML="$openstack_dir/clouds.yaml" CAPO_E2E_CLOUD=capo-e2e
+fi
+hack/mgmt/down.sh
+phase "management plane" hack/mgmt/up.sh
+export KUBECONFIG="$mgmt_dir/kubeconfig"
+
+teardown() {
+  [ "${CAPO_E2E_KEEP:-}" = 1 ] && { log "CAPO_E2E_KEEP=1: leaving everything running"; return; }
+  hack/mgmt/down.sh || true
+  [ "$local_openstack" != 2 ] || hack/local-openstack/down.sh >/dev/null || true
+}
+trap teardown EXIT
+
+rc=0
+phase "end-to-end suite" go test -tags e2e -count=1 -v -timeout 45m ./test/e2e/ -ginkgo.v -ginkgo.no-color || rc=$?
+if [ "$rc" -eq 0 ]; then
+  CAPO_CONTRACT_CLOUDS_YAML="$CAPO_E2E_CLOUDS_YAML" CAPO_CONTRACT_CLOUD="${CAPO_E2E_CLOUD:-capo-e2e}" \
+    phase "contract suite against the real cloud" go test -tags contract -count=1 -timeout 20m ./test/contract/ || rc=$?
+fi
+if [ "$rc" -ne 0 ]; then
+  mkdir -p "$artifacts"
+  cp -r "$mgmt_dir/logs" "$artifacts/management-plane" 2>/dev/null || true
+  [ "$local_openstack" = 0 ] || cp -r "$openstack_dir/log" "$artifacts/openstack" 2>/dev/null || true
+  log "failed; logs and the failed specs' objects are in $artifacts"
+fi
+exit "$rc"

@@ -1,0 +1,119 @@
+//go:build e2e
+
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
+)
+
+var _ = Describe("A cluster with a single load balancer", Ordered, func() {
+	const additionalPort = 8132
+	var (
+		name     = "legacy-" + runID
+		baseline framework.Inventory
+		cluster  *clusterv1.Cluster
+		key      client.ObjectKey
+		legacy   infrav1.LoadBalancer
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		baseline = takeInventory(ctx)
+		spec := clusterSpec(name)
+		// The VIP goes on the first zone's subnet of the load balancer network, as a cluster that
+		// is to migrate has it (docs/migration.md).
+		spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{
+			Enabled:         ptr.To(true),
+			AdditionalPorts: []int{additionalPort},
+			Network:         &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
+			Subnets:         []infrav1.SubnetParam{lbNetwork.Mapping[0].Subnet},
+		}
+		cluster, key = createCluster(ctx, name, spec)
+		DeferCleanup(func(ctx SpecContext) { deleteCluster(ctx, cluster, baseline) }, NodeTimeout(8*time.Minute))
+	}, NodeTimeout(time.Minute))
+
+	It("gets one load balancer with a listener, pool and monitor per port and a floating IP", func(ctx SpecContext) {
+		start := time.Now()
+		osc := waitClusterReady(ctx, key, 0)
+		GinkgoWriter.Printf("single load balancer cluster ready in %s\n", time.Since(start).Round(100*time.Millisecond))
+		Expect(osc.Status.APIServerLoadBalancers).To(BeEmpty(), "no per-zone load balancers in legacy mode")
+		legacy = *osc.Status.APIServerLoadBalancer
+		expectLoadBalancer(ctx, Default, legacy, loadBalancerName(name, ""), subnetOf(cfg.zones[0]), "", []int{6443, additionalPort})
+		Expect(osc.Spec.ControlPlaneEndpoint.Host).To(Equal("api." + name + ".e2e.example.com"))
+	}, NodeTimeout(6*time.Minute))
+
+	It("migrates in place to one load balancer per zone: the existing one is renamed and keeps its addresses", func(ctx SpecContext) {
+		start := time.Now()
+		updateCluster(ctx, key, func(spec *infrav1.OpenStackClusterSpec) {
+			spec.APIServerLoadBalancer.Subnets = nil
+			spec.APIServerLoadBalancer.AvailabilityZoneSubnets = lbNetwork.Mapping
+		})
+		Eventually(func(g Gomega) {
+			osc := getCluster(ctx, g, key)
+			g.Expect(conditionTrue(osc.Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
+			g.Expect(osc.Status.APIServerLoadBalancers).To(HaveLen(2))
+			first, second := osc.Status.APIServerLoadBalancers[0], osc.Status.APIServerLoadBalancers[1]
+			g.Expect(first.AvailabilityZone).To(Equal(cfg.zones[0]))
+			g.Expect(first.ID).To(Equal(legacy.ID), "the existing load balancer serves the first zone")
+			g.Expect(first.InternalIP).To(Equal(legacy.InternalIP))
+			g.Expect(first.IP).To(Equal(legacy.IP))
+			// Octavia cannot move an existing load balancer to an availability zone: the renamed one
+			// keeps none, the new one is created in its zone.
+			expectLoadBalancer(ctx, g, first, loadBalancerName(name, cfg.zones[0]), subnetOf(cfg.zones[0]), "", []int{6443, additionalPort})
+			expectLoadBalancer(ctx, g, second, loadBalancerName(name, cfg.zones[1]), subnetOf(cfg.zones[1]), cfg.zones[1], []int{6443, additionalPort})
+			g.Expect(*osc.Status.APIServerLoadBalancer).To(Equal(first), "the legacy field mirrors the first zone's entry")
+		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("migrated to two zones in %s\n", time.Since(start).Round(100*time.Millisecond))
+	}, NodeTimeout(6*time.Minute))
+
+	It("deletes exactly the load balancer and floating IP of a zone whose entry is removed", func(ctx SpecContext) {
+		osc := getCluster(ctx, Default, key)
+		Expect(osc.Status.APIServerLoadBalancers).To(HaveLen(2))
+		kept, removed := osc.Status.APIServerLoadBalancers[0], osc.Status.APIServerLoadBalancers[1]
+		start := time.Now()
+		updateCluster(ctx, key, func(spec *infrav1.OpenStackClusterSpec) {
+			spec.APIServerLoadBalancer.AvailabilityZoneSubnets = spec.APIServerLoadBalancer.AvailabilityZoneSubnets[:1]
+		})
+		Eventually(func(g Gomega) {
+			osc := getCluster(ctx, g, key)
+			g.Expect(osc.Status.APIServerLoadBalancers).To(HaveLen(1))
+			g.Expect(conditionTrue(osc.Status.Conditions, infrav1.APIServerLoadBalancersReadyCondition)).To(Succeed())
+			// Nova still offers the removed zone as a control plane failure domain: the cluster
+			// says that machines placed there would get no API server traffic.
+			fd := meta.FindStatusCondition(osc.Status.Conditions, infrav1.FailureDomainsReadyCondition)
+			g.Expect(fd).NotTo(BeNil())
+			g.Expect(fd.Reason).To(Equal(infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason))
+			g.Expect(fd.Message).To(ContainSubstring(removed.AvailabilityZone))
+			expectGone(ctx, g, removed.ID, removed.IP)
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("zone %s removed in %s\n", removed.AvailabilityZone, time.Since(start).Round(100*time.Millisecond))
+		osc = getCluster(ctx, Default, key)
+		Expect(osc.Status.APIServerLoadBalancers[0]).To(Equal(kept))
+		expectLoadBalancer(ctx, Default, kept, loadBalancerName(name, cfg.zones[0]), subnetOf(cfg.zones[0]), "", []int{6443, additionalPort})
+	}, NodeTimeout(4*time.Minute))
+})

@@ -1,0 +1,240 @@
+//go:build e2e
+
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
+)
+
+var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func() {
+	const additionalPort = 9345
+	var (
+		name     = "multiaz-" + runID
+		baseline framework.Inventory
+		cluster  *clusterv1.Cluster
+		key      client.ObjectKey
+		// machines are the control plane machines' names, one per zone in cfg.zones' order.
+		machines []string
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		baseline = takeInventory(ctx)
+		spec := clusterSpec(name)
+		spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{
+			Enabled:                 ptr.To(true),
+			AdditionalPorts:         []int{additionalPort},
+			Network:                 &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
+			AvailabilityZoneSubnets: lbNetwork.Mapping,
+		}
+		cluster, key = createCluster(ctx, name, spec)
+		DeferCleanup(func(ctx SpecContext) { deleteCluster(ctx, cluster, baseline) }, NodeTimeout(8*time.Minute))
+	}, NodeTimeout(time.Minute))
+
+	It("gets one load balancer per zone, each with its VIP on the zone's subnet and a floating IP", func(ctx SpecContext) {
+		start := time.Now()
+		osc := waitClusterReady(ctx, key, 2)
+		GinkgoWriter.Printf("two-zone cluster ready in %s\n", time.Since(start).Round(100*time.Millisecond))
+		Eventually(func(g Gomega) {
+			lbs := getCluster(ctx, g, key).Status.APIServerLoadBalancers
+			g.Expect(lbs).To(HaveLen(2))
+			for i, zone := range cfg.zones {
+				g.Expect(lbs[i].AvailabilityZone).To(Equal(zone))
+				expectLoadBalancer(ctx, g, lbs[i], loadBalancerName(name, zone), subnetOf(zone), zone, []int{6443, additionalPort})
+			}
+		}).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		Expect(*osc.Status.APIServerLoadBalancer).To(Equal(osc.Status.APIServerLoadBalancers[0]), "the legacy field mirrors the first zone's entry")
+		Expect(osc.Spec.ControlPlaneEndpoint.Host).To(Equal("api."+name+".e2e.example.com"), "the DNS endpoint is kept, not replaced by an address")
+		// Exactly two load balancers carry the cluster's name.
+		now := takeInventory(ctx)
+		Expect(filter(now.Since(baseline), "load balancer ")).To(HaveLen(2))
+	}, NodeTimeout(6*time.Minute))
+
+	It("puts each zone's control plane machine in its zone, behind its zone's load balancer only", func(ctx SpecContext) {
+		start := time.Now()
+		for _, zone := range cfg.zones {
+			machines = append(machines, createControlPlaneMachine(ctx, name, zone))
+		}
+		addresses := map[string]string{}
+		Eventually(func(g Gomega) {
+			for i, zone := range cfg.zones {
+				osm := &infrav1.OpenStackMachine{}
+				g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machines[i]}, osm)).To(Succeed())
+				g.Expect(osm.Status.Initialization).NotTo(BeNil())
+				g.Expect(osm.Status.Initialization.Provisioned).To(HaveValue(BeTrue()), "machine %s provisioned", machines[i])
+				g.Expect(conditionTrue(osm.Status.Conditions, infrav1.APIServerIngressReadyCondition)).To(Succeed())
+				server, err := openstack.Compute.GetServer(ctx, ptr.Deref(osm.Status.InstanceID, ""))
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(server.AvailabilityZone).To(Equal(zone), "the server of %s is in its failure domain", machines[i])
+				addresses[machines[i]] = internalIP(osm)
+			}
+			expectMembers(ctx, g, key, map[string][]string{
+				cfg.zones[0]: {machines[0]},
+				cfg.zones[1]: {machines[1]},
+			}, addresses)
+		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("two control plane machines running and members of their zone's load balancer in %s\n", time.Since(start).Round(100*time.Millisecond))
+
+		By("allowing cross-AZ members: every load balancer gets every control plane machine")
+		start = time.Now()
+		updateCluster(ctx, key, func(spec *infrav1.OpenStackClusterSpec) {
+			spec.APIServerLoadBalancer.AllowCrossAZLoadBalancerMembers = ptr.To(true)
+		})
+		Eventually(func(g Gomega) {
+			expectMembers(ctx, g, key, map[string][]string{cfg.zones[0]: machines, cfg.zones[1]: machines}, addresses)
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("cross-AZ members on in %s\n", time.Since(start).Round(100*time.Millisecond))
+
+		By("turning cross-AZ members off again: back to same-zone members")
+		start = time.Now()
+		updateCluster(ctx, key, func(spec *infrav1.OpenStackClusterSpec) {
+			spec.APIServerLoadBalancer.AllowCrossAZLoadBalancerMembers = ptr.To(false)
+		})
+		Eventually(func(g Gomega) {
+			expectMembers(ctx, g, key, map[string][]string{cfg.zones[0]: {machines[0]}, cfg.zones[1]: {machines[1]}}, addresses)
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("cross-AZ members off in %s\n", time.Since(start).Round(100*time.Millisecond))
+	}, NodeTimeout(12*time.Minute))
+
+	It("removes a deleted machine from its load balancer and deletes its server and port", func(ctx SpecContext) {
+		osm := &infrav1.OpenStackMachine{}
+		Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machines[1]}, osm)).To(Succeed())
+		serverID := ptr.Deref(osm.Status.InstanceID, "")
+		Expect(serverID).NotTo(BeEmpty())
+		start := time.Now()
+		Expect(kube.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: machines[1]}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			err := kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machines[1]}, &clusterv1.Machine{})
+			g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+			g.Expect(err).To(HaveOccurred(), "the Machine is gone")
+			expectMembers(ctx, g, key, map[string][]string{cfg.zones[0]: {machines[0]}, cfg.zones[1]: {}}, nil)
+			_, err = openstack.Compute.GetServer(ctx, serverID)
+			g.Expect(err).To(HaveOccurred(), "the server is gone")
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("machine %s deleted in %s\n", machines[1], time.Since(start).Round(100*time.Millisecond))
+	}, NodeTimeout(4*time.Minute))
+})
+
+var _ = Describe("Admission", func() {
+	multiAZ := func(name, host string) *infrav1.OpenStackCluster {
+		spec := clusterSpec(name)
+		spec.ControlPlaneEndpoint = nil
+		if host != "" {
+			spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: host, Port: 6443}
+		}
+		spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{
+			Enabled:                 ptr.To(true),
+			Network:                 &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
+			AvailabilityZoneSubnets: lbNetwork.Mapping,
+		}
+		return &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: spec}
+	}
+
+	It("rejects a multi-AZ cluster without a DNS endpoint host", func(ctx SpecContext) {
+		err := kube.Create(ctx, multiAZ("no-host-"+runID, ""))
+		Expect(err).To(MatchError(ContainSubstring("controlPlaneEndpoint")))
+	})
+
+	It("rejects a multi-AZ cluster whose endpoint host is an IP address", func(ctx SpecContext) {
+		err := kube.Create(ctx, multiAZ("ip-host-"+runID, "203.0.113.10"))
+		Expect(err).To(MatchError(And(ContainSubstring("controlPlaneEndpoint.host"), ContainSubstring("203.0.113.10"))))
+	})
+
+	It("accepts the same cluster with a DNS endpoint host (dry run)", func(ctx SpecContext) {
+		Expect(kube.Create(ctx, multiAZ("dns-host-"+runID, "api.example.com"), client.DryRunAll)).To(Succeed())
+	})
+})
+
+// createControlPlaneMachine creates a control plane Machine in zone with its bootstrap data
+// Secret and OpenStackMachine, as a control plane provider would, and returns its name.
+func createControlPlaneMachine(ctx context.Context, clusterName, zone string) string {
+	name := clusterName + "-cp-" + zone
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-bootstrap", Namespace: namespace},
+		Data: map[string][]byte{"value": []byte("#cloud-config\n"), "format": []byte("cloud-config")}}
+	Expect(kube.Create(ctx, secret)).To(Succeed())
+	osm := &infrav1.OpenStackMachine{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}},
+		Spec: infrav1.OpenStackMachineSpec{
+			Flavor: ptr.To(cfg.flavor),
+			Image:  infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(cfg.image)}},
+		},
+	}
+	Expect(kube.Create(ctx, osm)).To(Succeed())
+	machine := &clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{
+			clusterv1.ClusterNameLabel: clusterName, clusterv1.MachineControlPlaneLabel: "",
+		}},
+		Spec: clusterv1.MachineSpec{
+			ClusterName:       clusterName,
+			Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To(secret.Name)},
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "OpenStackMachine", Name: name},
+			FailureDomain:     zone,
+		},
+	}
+	Expect(kube.Create(ctx, machine)).To(Succeed())
+	return name
+}
+
+func internalIP(osm *infrav1.OpenStackMachine) string {
+	for _, a := range osm.Status.Addresses {
+		if a.Type == clusterv1.MachineInternalIP {
+			return a.Address
+		}
+	}
+	return ""
+}
+
+// expectMembers checks, in Octavia, that each zone's load balancer has exactly the named machines
+// as members of every pool, at their addresses (when addresses is given).
+func expectMembers(ctx context.Context, g Gomega, key client.ObjectKey, want map[string][]string, addresses map[string]string) {
+	osc := getCluster(ctx, g, key)
+	for _, lb := range osc.Status.APIServerLoadBalancers {
+		o := observe(ctx, g, lb.ID)
+		var names []string
+		for member, addrs := range o.members {
+			names = append(names, member)
+			if addresses != nil {
+				g.Expect(addrs).To(Equal([]string{addresses[member]}), "address of member %s of %s", member, lb.Name)
+			}
+		}
+		g.Expect(names).To(ConsistOf(want[lb.AvailabilityZone]), "members of %s", lb.Name)
+	}
+}
+
+// filter keeps the inventory lines starting with prefix.
+func filter(lines []string, prefix string) []string {
+	var out []string
+	for _, l := range lines {
+		if len(l) >= len(prefix) && l[:len(prefix)] == prefix {
+			out = append(out, l)
+		}
+	}
+	return out
+}
