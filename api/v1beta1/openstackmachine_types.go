@@ -91,11 +91,13 @@ type OpenStackMachineSpec struct {
 
 // ServerMetadata is one key and value of Nova server metadata.
 type ServerMetadata struct {
+	// Key is the metadata key.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
 	// +required
 	Key string `json:"key"`
 
+	// Value is the metadata value.
 	// +kubebuilder:validation:MaxLength=255
 	// +required
 	Value string `json:"value"`

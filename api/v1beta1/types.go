@@ -90,12 +90,15 @@ type NetworkParam struct {
 // NetworkFilter selects a Neutron network. At least one property must be set.
 // +kubebuilder:validation:MinProperties:=1
 type NetworkFilter struct {
+	// Name selects by exact name.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	Name string `json:"name,omitempty"`
+	// Description selects by exact description.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	Description string `json:"description,omitempty"`
+	// ProjectID selects resources of this project.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	ProjectID string `json:"projectID,omitempty"`
@@ -119,27 +122,35 @@ type SubnetParam struct {
 // SubnetFilter selects a Neutron subnet. At least one property must be set.
 // +kubebuilder:validation:MinProperties:=1
 type SubnetFilter struct {
+	// Name selects by exact name.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	Name string `json:"name,omitempty"`
+	// Description selects by exact description.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	Description string `json:"description,omitempty"`
+	// ProjectID selects resources of this project.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	ProjectID string `json:"projectID,omitempty"`
+	// IPVersion selects subnets of this IP version.
 	// +kubebuilder:validation:Enum=4;6
 	// +optional
 	IPVersion int `json:"ipVersion,omitempty"`
+	// GatewayIP selects subnets with this gateway address.
 	// +kubebuilder:validation:MaxLength=45
 	// +optional
 	GatewayIP string `json:"gatewayIP,omitempty"`
+	// CIDR selects subnets with this CIDR.
 	// +kubebuilder:validation:MaxLength=43
 	// +optional
 	CIDR string `json:"cidr,omitempty"`
+	// IPv6AddressMode selects subnets with this IPv6 address mode.
 	// +kubebuilder:validation:Enum=slaac;dhcpv6-stateful;dhcpv6-stateless
 	// +optional
 	IPv6AddressMode string `json:"ipv6AddressMode,omitempty"`
+	// IPv6RAMode selects subnets with this IPv6 router advertisement mode.
 	// +kubebuilder:validation:Enum=slaac;dhcpv6-stateful;dhcpv6-stateless
 	// +optional
 	IPv6RAMode string `json:"ipv6RAMode,omitempty"`
@@ -163,12 +174,15 @@ type RouterParam struct {
 // RouterFilter selects a Neutron router. At least one property must be set.
 // +kubebuilder:validation:MinProperties:=1
 type RouterFilter struct {
+	// Name selects by exact name.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	Name string `json:"name,omitempty"`
+	// Description selects by exact description.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	Description string `json:"description,omitempty"`
+	// ProjectID selects resources of this project.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	ProjectID string `json:"projectID,omitempty"`
@@ -192,12 +206,15 @@ type SecurityGroupParam struct {
 // SecurityGroupFilter selects a Neutron security group. At least one property must be set.
 // +kubebuilder:validation:MinProperties:=1
 type SecurityGroupFilter struct {
+	// Name selects by exact name.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	Name string `json:"name,omitempty"`
+	// Description selects by exact description.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	Description string `json:"description,omitempty"`
+	// ProjectID selects resources of this project.
 	// +kubebuilder:validation:MaxLength=255
 	// +optional
 	ProjectID string `json:"projectID,omitempty"`
@@ -337,6 +354,7 @@ type SecurityGroupRuleSpec struct {
 	// +required
 	Name string `json:"name"`
 
+	// Description is the rule's description in Neutron.
 	// +optional
 	Description *string `json:"description,omitempty"`
 
@@ -345,15 +363,18 @@ type SecurityGroupRuleSpec struct {
 	// +required
 	Direction string `json:"direction"`
 
+	// EtherType is IPv4 or IPv6; IPv4 when unset.
 	// +kubebuilder:validation:Enum=IPv4;IPv6
 	// +optional
 	EtherType *string `json:"etherType,omitempty"`
 
+	// PortRangeMin is the first port of the range the rule opens (TCP, UDP).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +optional
 	PortRangeMin *int `json:"portRangeMin,omitempty"`
 
+	// PortRangeMax is the last port of the range the rule opens (TCP, UDP).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +optional
@@ -363,10 +384,12 @@ type SecurityGroupRuleSpec struct {
 	// +optional
 	Protocol *string `json:"protocol,omitempty"`
 
+	// RemoteGroupID lets traffic in from the members of this security group.
 	// +kubebuilder:validation:Format:=uuid
 	// +optional
 	RemoteGroupID *string `json:"remoteGroupID,omitempty"`
 
+	// RemoteIPPrefix lets traffic in from this CIDR.
 	// +optional
 	RemoteIPPrefix *string `json:"remoteIPPrefix,omitempty"`
 

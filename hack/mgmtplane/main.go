@@ -32,8 +32,6 @@ limitations under the License.
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -41,10 +39,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -60,12 +56,13 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 const managerUser = "capo-manager"
@@ -135,12 +132,12 @@ func run(ctx context.Context, o options) error {
 	}()
 	logf("API server up at %s (%s)", cfg.Host, time.Since(start).Round(time.Millisecond))
 
-	admin, err := writeKubeconfig(env, envtest.User{Name: "capo-admin", Groups: []string{"system:masters"}}, filepath.Join(o.dir, "kubeconfig"))
+	admin, err := framework.WriteAdminKubeconfig(env, filepath.Join(o.dir, "kubeconfig"))
 	if err != nil {
 		return err
 	}
 	providerKubeconfig := filepath.Join(o.dir, "provider.kubeconfig")
-	if _, err := writeKubeconfig(env, envtest.User{Name: managerUser}, providerKubeconfig); err != nil {
+	if _, err := framework.WriteUserKubeconfig(env, envtest.User{Name: managerUser}, providerKubeconfig); err != nil {
 		return err
 	}
 	scheme := runtime.NewScheme()
@@ -223,21 +220,6 @@ func run(ctx context.Context, o options) error {
 	}
 }
 
-func writeKubeconfig(env *envtest.Environment, user envtest.User, path string) (*rest.Config, error) {
-	u, err := env.AddUser(user, nil)
-	if err != nil {
-		return nil, fmt.Errorf("adding user %s: %w", user.Name, err)
-	}
-	data, err := u.KubeConfig()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		return nil, err
-	}
-	return u.Config(), nil
-}
-
 // bindProviderRole applies the ClusterRoles of config/rbac and binds each to the provider's user.
 func bindProviderRole(ctx context.Context, c client.Client, dir string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -245,14 +227,17 @@ func bindProviderRole(ctx context.Context, c client.Client, dir string) error {
 		return err
 	}
 	for _, f := range files {
-		var roles []rbacv1.ClusterRole
-		if err := decodeAll(f, &roles); err != nil {
+		objs, err := readObjects(f)
+		if err != nil {
 			return err
 		}
-		for i := range roles {
-			role := &roles[i]
-			if role.Kind != "ClusterRole" {
+		for _, obj := range objs {
+			if obj.GetKind() != "ClusterRole" {
 				continue
+			}
+			role := &rbacv1.ClusterRole{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, role); err != nil {
+				return fmt.Errorf("%s: %w", f, err)
 			}
 			if err := c.Create(ctx, role); err != nil {
 				return fmt.Errorf("creating ClusterRole %s: %w", role.Name, err)
@@ -281,15 +266,15 @@ func installWebhooks(ctx context.Context, c client.Client, manifest, prefix stri
 		u := fmt.Sprintf("https://127.0.0.1:%d%s", port, path)
 		return &u
 	}
-	docs, err := splitDocuments(manifest)
+	objs, err := readObjects(manifest)
 	if err != nil {
 		return err
 	}
-	for _, doc := range docs {
-		switch {
-		case bytes.Contains(doc, []byte("kind: MutatingWebhookConfiguration")):
+	for _, obj := range objs {
+		switch obj.GetKind() {
+		case "MutatingWebhookConfiguration":
 			var w admissionv1.MutatingWebhookConfiguration
-			if err := utilyaml.Unmarshal(doc, &w); err != nil {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &w); err != nil {
 				return fmt.Errorf("%s: %w", manifest, err)
 			}
 			w.Name = prefix + w.Name
@@ -299,9 +284,9 @@ func installWebhooks(ctx context.Context, c client.Client, manifest, prefix stri
 			if err := c.Create(ctx, &w); err != nil {
 				return fmt.Errorf("creating %s: %w", w.Name, err)
 			}
-		case bytes.Contains(doc, []byte("kind: ValidatingWebhookConfiguration")):
+		case "ValidatingWebhookConfiguration":
 			var w admissionv1.ValidatingWebhookConfiguration
-			if err := utilyaml.Unmarshal(doc, &w); err != nil {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &w); err != nil {
 				return fmt.Errorf("%s: %w", manifest, err)
 			}
 			w.Name = prefix + w.Name
@@ -316,44 +301,18 @@ func installWebhooks(ctx context.Context, c client.Client, manifest, prefix stri
 	return nil
 }
 
-func splitDocuments(path string) ([][]byte, error) {
+func readObjects(path string) ([]*unstructured.Unstructured, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var docs [][]byte
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(bytes.TrimSpace(doc)) > 0 {
-			docs = append(docs, doc)
-		}
-	}
-}
-
-func decodeAll[T any](path string, into *[]T) error {
-	docs, err := splitDocuments(path)
+	objs, err := framework.DecodeYAML(data)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	for _, doc := range docs {
-		var v T
-		if err := utilyaml.Unmarshal(doc, &v); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		*into = append(*into, v)
-	}
-	return nil
+	return objs, nil
 }
 
-// writeServingCertificate writes a CA and a serving certificate for 127.0.0.1 signed by it
-// (tls.crt, tls.key, as both managers expect) and returns the CA in PEM for the caBundles.
 func writeServingCertificate(dir string) ([]byte, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -71,9 +71,13 @@ func CAPICRDPath() (string, error) {
 	return filepath.Join(strings.TrimSpace(string(out)), "core", "config", "crd", "bases"), nil
 }
 
-// Start starts etcd and kube-apiserver, installs the CRDs from config/crd/bases and the webhook
-// configuration from config/webhook, and serves the webhooks from a manager in this process.
-func Start() (*Environment, error) {
+// Start starts etcd and kube-apiserver, installs the CRDs from config/crd/bases (and Cluster API's
+// core CRDs) and the webhook configuration from config/webhook, and serves the webhooks from a
+// manager in this process.
+func Start() (*Environment, error) { return StartWithCRDs() }
+
+// StartWithCRDs is Start with the CRDs of more directories installed too.
+func StartWithCRDs(crdDirs ...string) (*Environment, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, ErrNoAssets
 	}
@@ -83,7 +87,7 @@ func Start() (*Environment, error) {
 		return nil, err
 	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases"), capiCRDs},
+		CRDDirectoryPaths:     append([]string{filepath.Join(root, "config", "crd", "bases"), capiCRDs}, crdDirs...),
 		ErrorIfCRDPathMissing: true,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
 			Paths: []string{filepath.Join(root, "config", "webhook")},
