@@ -38,6 +38,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"flag"
 	"fmt"
@@ -53,7 +54,6 @@ import (
 	"syscall"
 	"time"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -258,44 +258,35 @@ func bindProviderRole(ctx context.Context, c client.Client, dir string) error {
 // installWebhooks creates the webhook configurations of a manifest, renamed with prefix, with each
 // webhook pointed at https://127.0.0.1:port instead of an in-cluster Service.
 func installWebhooks(ctx context.Context, c client.Client, manifest, prefix string, port int, caPEM []byte) error {
-	url := func(cc admissionv1.WebhookClientConfig) *string {
-		path := ""
-		if cc.Service != nil && cc.Service.Path != nil {
-			path = *cc.Service.Path
-		}
-		u := fmt.Sprintf("https://127.0.0.1:%d%s", port, path)
-		return &u
-	}
 	objs, err := readObjects(manifest)
 	if err != nil {
 		return err
 	}
 	for _, obj := range objs {
-		switch obj.GetKind() {
-		case "MutatingWebhookConfiguration":
-			var w admissionv1.MutatingWebhookConfiguration
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &w); err != nil {
-				return fmt.Errorf("%s: %w", manifest, err)
+		if kind := obj.GetKind(); kind != "MutatingWebhookConfiguration" && kind != "ValidatingWebhookConfiguration" {
+			continue
+		}
+		obj.SetName(prefix + obj.GetName())
+		hooks, _, err := unstructured.NestedSlice(obj.Object, "webhooks")
+		if err != nil {
+			return fmt.Errorf("%s: %w", manifest, err)
+		}
+		for _, h := range hooks {
+			hook, ok := h.(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s: a webhook of %s is not an object", manifest, obj.GetName())
 			}
-			w.Name = prefix + w.Name
-			for i := range w.Webhooks {
-				w.Webhooks[i].ClientConfig = admissionv1.WebhookClientConfig{URL: url(w.Webhooks[i].ClientConfig), CABundle: caPEM}
+			path, _, _ := unstructured.NestedString(hook, "clientConfig", "service", "path")
+			hook["clientConfig"] = map[string]any{
+				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", port, path),
+				"caBundle": base64.StdEncoding.EncodeToString(caPEM),
 			}
-			if err := c.Create(ctx, &w); err != nil {
-				return fmt.Errorf("creating %s: %w", w.Name, err)
-			}
-		case "ValidatingWebhookConfiguration":
-			var w admissionv1.ValidatingWebhookConfiguration
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &w); err != nil {
-				return fmt.Errorf("%s: %w", manifest, err)
-			}
-			w.Name = prefix + w.Name
-			for i := range w.Webhooks {
-				w.Webhooks[i].ClientConfig = admissionv1.WebhookClientConfig{URL: url(w.Webhooks[i].ClientConfig), CABundle: caPEM}
-			}
-			if err := c.Create(ctx, &w); err != nil {
-				return fmt.Errorf("creating %s: %w", w.Name, err)
-			}
+		}
+		if err := unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"); err != nil {
+			return err
+		}
+		if err := c.Create(ctx, obj); err != nil {
+			return fmt.Errorf("creating %s: %w", obj.GetName(), err)
 		}
 	}
 	return nil

@@ -195,57 +195,41 @@ type Inventory map[string]struct{}
 // security groups and servers.
 func TakeInventory(ctx context.Context, cl *scope.Clients) (Inventory, error) {
 	inv := Inventory{}
-	add := func(kind, id, name string) { inv[fmt.Sprintf("%s %s (%s)", kind, id, name)] = struct{}{} }
-	lbs, err := cl.LoadBalancer.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
+	err := errors.Join(
+		collect(inv, "load balancer", func() ([]loadbalancers.LoadBalancer, error) {
+			return cl.LoadBalancer.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
+		}, func(x loadbalancers.LoadBalancer) (string, string) { return x.ID, x.Name }),
+		collect(inv, "floating IP", func() ([]floatingips.FloatingIP, error) {
+			return cl.Network.ListFloatingIPs(ctx, floatingips.ListOpts{})
+		}, func(x floatingips.FloatingIP) (string, string) { return x.ID, x.FloatingIP }),
+		collect(inv, "port", func() ([]ports.Port, error) { return cl.Network.ListPorts(ctx, ports.ListOpts{}) },
+			func(x ports.Port) (string, string) { return x.ID, x.Name }),
+		collect(inv, "network", func() ([]networks.Network, error) { return cl.Network.ListNetworks(ctx, networks.ListOpts{}) },
+			func(x networks.Network) (string, string) { return x.ID, x.Name }),
+		collect(inv, "router", func() ([]routers.Router, error) { return cl.Network.ListRouters(ctx, routers.ListOpts{}) },
+			func(x routers.Router) (string, string) { return x.ID, x.Name }),
+		collect(inv, "security group", func() ([]groups.SecGroup, error) { return cl.Network.ListSecGroups(ctx, groups.ListOpts{}) },
+			func(x groups.SecGroup) (string, string) { return x.ID, x.Name }),
+		collect(inv, "server", func() ([]servers.Server, error) { return cl.Compute.ListServers(ctx, servers.ListOpts{}) },
+			func(x servers.Server) (string, string) { return x.ID, x.Name }),
+	)
 	if err != nil {
 		return nil, err
-	}
-	for _, x := range lbs {
-		add("load balancer", x.ID, x.Name)
-	}
-	fips, err := cl.Network.ListFloatingIPs(ctx, floatingips.ListOpts{})
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range fips {
-		add("floating IP", x.ID, x.FloatingIP)
-	}
-	ps, err := cl.Network.ListPorts(ctx, ports.ListOpts{})
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range ps {
-		add("port", x.ID, x.Name)
-	}
-	nets, err := cl.Network.ListNetworks(ctx, networks.ListOpts{})
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range nets {
-		add("network", x.ID, x.Name)
-	}
-	rs, err := cl.Network.ListRouters(ctx, routers.ListOpts{})
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range rs {
-		add("router", x.ID, x.Name)
-	}
-	sgs, err := cl.Network.ListSecGroups(ctx, groups.ListOpts{})
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range sgs {
-		add("security group", x.ID, x.Name)
-	}
-	srvs, err := cl.Compute.ListServers(ctx, servers.ListOpts{})
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range srvs {
-		add("server", x.ID, x.Name)
 	}
 	return inv, nil
+}
+
+// collect adds what list returns to inv as "kind id (name)".
+func collect[T any](inv Inventory, kind string, list func() ([]T, error), idName func(T) (string, string)) error {
+	items, err := list()
+	if err != nil {
+		return fmt.Errorf("listing %ss: %w", kind, err)
+	}
+	for _, x := range items {
+		id, name := idName(x)
+		inv[fmt.Sprintf("%s %s (%s)", kind, id, name)] = struct{}{}
+	}
+	return nil
 }
 
 // Since lists, sorted, what inv has that before had not.
