@@ -432,6 +432,9 @@ func moveCluster(t *testing.T, s *setup, source *apiServer) {
 	moved := &infrav1.OpenStackCluster{}
 	g.Expect(target.client.Get(ctx, key, moved)).To(Succeed())
 	g.Expect(moved.Finalizers).NotTo(BeEmpty(), "the finalizer came along")
+	// clusterctl v1.14 does not carry the status (it arrives empty): the provider rebuilds it
+	// from OpenStack below, as after a restore from a backup.
+	t.Logf("per-zone status entries after the move: %d", len(moved.Status.APIServerLoadBalancers))
 	g.Expect(target.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-cloud-config"}, &corev1.Secret{})).To(Succeed(), "the identity Secret came along")
 	movedCluster := &clusterv1.Cluster{}
 	g.Expect(target.client.Get(ctx, key, movedCluster)).To(Succeed())
@@ -442,12 +445,8 @@ func moveCluster(t *testing.T, s *setup, source *apiServer) {
 	lbs, err := cloud.LoadBalancer().ListLoadBalancers(ctx, loadbalancers.ListOpts{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(lbs).To(HaveLen(2))
-	for i := range before.Status.APIServerLoadBalancers {
-		b, a := before.Status.APIServerLoadBalancers[i], after.Status.APIServerLoadBalancers[i]
-		g.Expect(a.ID).To(Equal(b.ID), "zone %s keeps its load balancer", b.AvailabilityZone)
-		g.Expect(a.IP).To(Equal(b.IP))
-		g.Expect(a.InternalIP).To(Equal(b.InternalIP))
-	}
+	g.Expect(after.Status.APIServerLoadBalancers).To(Equal(before.Status.APIServerLoadBalancers),
+		"every zone keeps its load balancer, VIP and floating IP")
 }
 
 // converge reconciles the OpenStackCluster against the fake OpenStack, as the manager would,
