@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -232,7 +233,7 @@ func expectMembers(ctx context.Context, g Gomega, key client.ObjectKey, want map
 func filter(lines []string, prefix string) []string {
 	var out []string
 	for _, l := range lines {
-		if len(l) >= len(prefix) && l[:len(prefix)] == prefix {
+		if strings.HasPrefix(l, prefix) {
 			out = append(out, l)
 		}
 	}

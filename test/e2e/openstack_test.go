@@ -104,9 +104,8 @@ func expectLoadBalancer(ctx context.Context, g Gomega, status infrav1.LoadBalanc
 
 // expectGone checks that Octavia no longer has load balancer id and Neutron no floating IP address.
 func expectGone(ctx context.Context, g Gomega, id, address string) {
-	_, err := openstack.LoadBalancer.GetLoadBalancer(ctx, id)
+	lb, err := openstack.LoadBalancer.GetLoadBalancer(ctx, id)
 	if err == nil {
-		lb, _ := openstack.LoadBalancer.GetLoadBalancer(ctx, id)
 		g.Expect(lb.ProvisioningStatus).To(Equal("DELETED"), "load balancer %s", id)
 	} else {
 		g.Expect(clients.IsNotFound(err)).To(BeTrue(), "load balancer %s: %v", id, err)
