@@ -687,7 +687,8 @@ main() {
   step mariadb start_mariadb
   step rabbitmq start_rabbitmq
   step keystone start_keystone
-  # Placement, Glance and Neutron only need Keystone: configure them, then start them together.
+  # Placement, Glance, Neutron and Nova need only Keystone, the database and the broker:
+  # configure them, then start them together and wait for all of them.
   configure_placement
   configure_glance
   configure_neutron
