@@ -44,6 +44,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 // BenchmarkRealCloudMachines drives the cluster and machine reconcilers together against a real
@@ -130,8 +131,8 @@ func driveMachines(b *testing.B, cloudsYAML []byte, cloudName string, zones []st
 				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "OpenStackMachine", Name: m}}},
 			&infrav1.OpenStackMachine{ObjectMeta: metav1.ObjectMeta{Name: m, Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: name},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: m, UID: k8stypes.UID("uid-" + m)}}},
-				Spec: infrav1.OpenStackMachineSpec{Flavor: ptr.To(envOr("CAPO_BENCH_FLAVOR", "m1.tiny")),
-					Image: infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(envOr("CAPO_BENCH_IMAGE", "fake-image"))}}}},
+				Spec: infrav1.OpenStackMachineSpec{Flavor: ptr.To(framework.EnvOr("CAPO_BENCH_FLAVOR", "m1.tiny")),
+					Image: infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(framework.EnvOr("CAPO_BENCH_IMAGE", "fake-image"))}}}},
 		)
 		machineKeys = append(machineKeys, client.ObjectKey{Namespace: ns, Name: m})
 	}
@@ -325,13 +326,6 @@ func driveMachines(b *testing.B, cloudsYAML []byte, cloudName string, zones []st
 		b.Fatalf("left behind: %s", strings.Join(left, ", "))
 	}
 	return out
-}
-
-func envOr(key, fallback string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return fallback
 }
 
 // withConditions is an object of ours with metav1 conditions.

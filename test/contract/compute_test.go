@@ -22,7 +22,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -34,6 +33,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 // serverLifecycle drives the compute service as the machine controller does: resolve the
@@ -48,11 +48,11 @@ func serverLifecycle(t *testing.T, tg target) {
 		t.Fatal(err)
 	}
 	svc := compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Network, nil, nil)
-	flavorID, err := svc.ResolveFlavor(ctx, ptr.To(envOr("CAPO_CONTRACT_FLAVOR", "m1.tiny")), nil)
+	flavorID, err := svc.ResolveFlavor(ctx, ptr.To(framework.EnvOr("CAPO_CONTRACT_FLAVOR", "m1.tiny")), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	imageID, err := svc.ResolveImage(ctx, &infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(envOr("CAPO_CONTRACT_IMAGE", "fake-image"))}})
+	imageID, err := svc.ResolveImage(ctx, &infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(framework.EnvOr("CAPO_CONTRACT_IMAGE", "fake-image"))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,13 +125,6 @@ func serverLifecycle(t *testing.T, tg target) {
 	if _, err := tg.clients.Network.GetPort(ctx, port.ID); !isCode(err, http.StatusNotFound) {
 		t.Errorf("port after DeletePorts: want 404, got %v", err)
 	}
-}
-
-func envOr(key, fallback string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return fallback
 }
 
 // membership drives the load balancer service's ReconcileMembership as the machine controller

@@ -87,13 +87,6 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "end-to-end against a real OpenStack")
 }
 
-func envOr(key, fallback string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return fallback
-}
-
 var _ = BeforeSuite(func(ctx SpecContext) {
 	path := os.Getenv("CAPO_E2E_CLOUDS_YAML")
 	Expect(path).NotTo(BeEmpty(), "CAPO_E2E_CLOUDS_YAML must name a clouds.yaml (make test-e2e sets it)")
@@ -101,13 +94,13 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	var err error
 	cfg.cloudsYAML, err = os.ReadFile(path)
 	Expect(err).NotTo(HaveOccurred())
-	cfg.cloudName = envOr("CAPO_E2E_CLOUD", "capo-e2e")
-	cfg.zones = strings.Split(envOr("CAPO_E2E_ZONES", "az1,az2"), ",")
+	cfg.cloudName = framework.EnvOr("CAPO_E2E_CLOUD", "capo-e2e")
+	cfg.zones = strings.Split(framework.EnvOr("CAPO_E2E_ZONES", "az1,az2"), ",")
 	Expect(cfg.zones).To(HaveLen(2), "CAPO_E2E_ZONES names two availability zones")
-	cfg.externalNetwork = envOr("CAPO_E2E_EXTERNAL_NETWORK", "public")
-	cfg.flavor = envOr("CAPO_E2E_FLAVOR", "m1.tiny")
-	cfg.image = envOr("CAPO_E2E_IMAGE", "fake-image")
-	cfg.artifacts = envOr("CAPO_E2E_ARTIFACTS", filepath.Join(os.TempDir(), "capo-e2e-artifacts"))
+	cfg.externalNetwork = framework.EnvOr("CAPO_E2E_EXTERNAL_NETWORK", "public")
+	cfg.flavor = framework.EnvOr("CAPO_E2E_FLAVOR", "m1.tiny")
+	cfg.image = framework.EnvOr("CAPO_E2E_IMAGE", "fake-image")
+	cfg.artifacts = framework.EnvOr("CAPO_E2E_ARTIFACTS", filepath.Join(os.TempDir(), "capo-e2e-artifacts"))
 
 	// The API server's warnings (migration, deprecated fields) go to the spec's output.
 	log.SetLogger(GinkgoLogr)
@@ -146,8 +139,13 @@ func clusterSpec(name string) infrav1.OpenStackClusterSpec {
 	}
 }
 
-// createCluster creates a Cluster and its OpenStackCluster, as a user applying YAML would.
-func createCluster(ctx context.Context, name string, spec infrav1.OpenStackClusterSpec) (*clusterv1.Cluster, client.ObjectKey) {
+// createCluster creates a Cluster and its OpenStackCluster (clusterSpec with lb), as a user
+// applying YAML would, after taking the project's inventory; the cleanup of the calling node
+// deletes the Cluster and checks that the project is back to that inventory, which it returns.
+func createCluster(ctx context.Context, name string, lb *infrav1.APIServerLoadBalancer) (client.ObjectKey, framework.Inventory) {
+	baseline := takeInventory(ctx)
+	spec := clusterSpec(name)
+	spec.APIServerLoadBalancer = lb
 	cluster := &clusterv1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: clusterv1.ClusterSpec{
@@ -157,7 +155,8 @@ func createCluster(ctx context.Context, name string, spec infrav1.OpenStackClust
 	Expect(kube.Create(ctx, cluster)).To(Succeed())
 	osc := &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: spec}
 	Expect(kube.Create(ctx, osc)).To(Succeed())
-	return cluster, client.ObjectKeyFromObject(osc)
+	DeferCleanup(func(ctx SpecContext) { deleteCluster(ctx, cluster, baseline) }, NodeTimeout(8*time.Minute))
+	return client.ObjectKeyFromObject(osc), baseline
 }
 
 func getCluster(ctx context.Context, g Gomega, key client.ObjectKey) *infrav1.OpenStackCluster {

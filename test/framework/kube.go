@@ -31,6 +31,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
+// EnvOr is the environment variable key, or fallback when it is unset or empty.
+func EnvOr(key, fallback string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return fallback
+}
+
 // DiscardLogger drops everything: for reconcilers driven by tests that assert on results.
 func DiscardLogger() logr.Logger { return logr.Discard() }
 
