@@ -25,36 +25,28 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 var _ = Describe("A cluster with a single load balancer", Ordered, func() {
 	const additionalPort = 8132
 	var (
-		name     = "legacy-" + runID
-		baseline framework.Inventory
-		cluster  *clusterv1.Cluster
-		key      client.ObjectKey
-		legacy   infrav1.LoadBalancer
+		name   = "legacy-" + runID
+		key    client.ObjectKey
+		legacy infrav1.LoadBalancer
 	)
 
 	BeforeAll(func(ctx SpecContext) {
-		baseline = takeInventory(ctx)
-		spec := clusterSpec(name)
 		// The VIP goes on the first zone's subnet of the load balancer network, as a cluster that
 		// is to migrate has it (docs/migration.md).
-		spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{
+		key, _ = createCluster(ctx, name, &infrav1.APIServerLoadBalancer{
 			Enabled:         ptr.To(true),
 			AdditionalPorts: []int{additionalPort},
 			Network:         &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
 			Subnets:         []infrav1.SubnetParam{lbNetwork.Mapping[0].Subnet},
-		}
-		cluster, key = createCluster(ctx, name, spec)
-		DeferCleanup(func(ctx SpecContext) { deleteCluster(ctx, cluster, baseline) }, NodeTimeout(8*time.Minute))
+		})
 	}, NodeTimeout(time.Minute))
 
 	It("gets one load balancer with a listener, pool and monitor per port and a floating IP", func(ctx SpecContext) {

@@ -40,23 +40,18 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 	var (
 		name     = "multiaz-" + runID
 		baseline framework.Inventory
-		cluster  *clusterv1.Cluster
 		key      client.ObjectKey
 		// machines are the control plane machines' names, one per zone in cfg.zones' order.
 		machines []string
 	)
 
 	BeforeAll(func(ctx SpecContext) {
-		baseline = takeInventory(ctx)
-		spec := clusterSpec(name)
-		spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{
+		key, baseline = createCluster(ctx, name, &infrav1.APIServerLoadBalancer{
 			Enabled:                 ptr.To(true),
 			AdditionalPorts:         []int{additionalPort},
 			Network:                 &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
 			AvailabilityZoneSubnets: lbNetwork.Mapping,
-		}
-		cluster, key = createCluster(ctx, name, spec)
-		DeferCleanup(func(ctx SpecContext) { deleteCluster(ctx, cluster, baseline) }, NodeTimeout(8*time.Minute))
+		})
 	}, NodeTimeout(time.Minute))
 
 	It("gets one load balancer per zone, each with its VIP on the zone's subnet and a floating IP", func(ctx SpecContext) {
