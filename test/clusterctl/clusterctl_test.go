@@ -43,7 +43,6 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -376,16 +375,11 @@ func moveCluster(t *testing.T, s *setup, source *apiServer) {
 	cloud.SetAvailabilityZones("az1", "az2")
 	ext := cloud.AddNetwork("public", true)
 	cloud.AddSubnet(ext, "public", "172.24.4.0/24")
-	lbNet := cloud.AddNetwork("lb", false)
-	router, err := cloud.Network().CreateRouter(ctx, routers.CreateOpts{Name: "operator", GatewayInfo: &routers.GatewayInfo{NetworkID: ext}})
+	// The operator's load balancer network, made the way the end-to-end suite makes it.
+	operator, err := cloud.Factory().NewClients(ctx, "operator", &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: "openstack"})
 	g.Expect(err).NotTo(HaveOccurred())
-	var mapping []infrav1.AZSubnetMapping
-	for i, az := range []string{"az1", "az2"} {
-		sn := cloud.AddSubnet(lbNet, "lb-"+az, fmt.Sprintf("10.20.%d.0/24", i))
-		_, err := cloud.Network().AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: sn})
-		g.Expect(err).NotTo(HaveOccurred())
-		mapping = append(mapping, infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(sn)}})
-	}
+	lbNet, err := framework.EnsureLBNetwork(ctx, operator, "operator", 20, []string{"az1", "az2"})
+	g.Expect(err).NotTo(HaveOccurred())
 
 	const ns, name = "moved", "c1"
 	g.Expect(source.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
@@ -407,7 +401,7 @@ func moveCluster(t *testing.T, s *setup, source *apiServer) {
 			ManagedSubnets:        []infrav1.SubnetSpec{{CIDR: "10.6.0.0/24"}},
 			ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{},
 			ControlPlaneEndpoint:  &clusterv1.APIEndpoint{Host: "api.c1.example.com", Port: 6443},
-			APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), Network: &infrav1.NetworkParam{ID: ptr.To(lbNet)}, AvailabilityZoneSubnets: mapping},
+			APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), Network: &infrav1.NetworkParam{ID: ptr.To(lbNet.NetworkID)}, AvailabilityZoneSubnets: lbNet.Mapping},
 		},
 	}
 	g.Expect(source.client.Create(ctx, osc)).To(Succeed())
