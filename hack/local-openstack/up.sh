@@ -713,7 +713,7 @@ main() {
     bootstrap compute "${COMPUTE_HOSTS[@]}"
   }
   step "flavors, image, zones, external network" once compute first_compute
-  configure_octavia
+  [ -n "$OCTAVIA_CONF" ] || configure_octavia
   start_octavia
   wait_for "http://$ADDRESS:9876/" octavia-api
   step "octavia zones" once octavia-zones bootstrap octavia-zones "${ZONES[@]}"
