@@ -17,14 +17,46 @@ limitations under the License.
 package controllers
 
 import (
+	"fmt"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cluster-api/util/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
-func setCondition(obj conditions.Setter, conditionType string, status metav1.ConditionStatus, reason, message string) {
-	conditions.Set(obj, metav1.Condition{Type: conditionType, Status: status, Reason: reason, Message: message})
+// How an OpenStackCluster's status and conditions are computed from what the phases found.
+
+// clusterConditions are the conditions this controller owns, besides Ready and Paused.
+var clusterConditions = []string{
+	infrav1.NetworkReadyCondition,
+	infrav1.SecurityGroupsReadyCondition,
+	infrav1.FailureDomainsReadyCondition,
+	infrav1.APIServerLoadBalancersReadyCondition,
+	infrav1.APIEndpointReadyCondition,
+}
+
+// initClusterConditions sets every owned condition that is not set yet to Unknown.
+func initClusterConditions(osc *infrav1.OpenStackCluster) {
+	for _, t := range clusterConditions {
+		if conditions.Get(osc, t) == nil {
+			setCondition(osc, t, metav1.ConditionUnknown, infrav1.ProvisioningReason, "")
+		}
+	}
+}
+
+// setIdentityError reports credentials that do not work on every owned condition, with one event.
+func setIdentityError(c *clusterScope, err error) ctrl.Result {
+	result := reportProblem(c.report, c.osc, clusterConditions[0], infrav1.IdentityErrorReason, err.Error())
+	for _, t := range clusterConditions[1:] {
+		setCondition(c.osc, t, metav1.ConditionFalse, infrav1.IdentityErrorReason, err.Error())
+	}
+	return result
 }
 
 // setReadySummary sets Ready from the conditions the controller owns, also during deletion.
@@ -32,4 +64,71 @@ func setReadySummary(osc *infrav1.OpenStackCluster) {
 	if err := conditions.SetSummaryCondition(osc, osc, infrav1.ReadyCondition, conditions.ForConditionTypes(clusterConditions)); err != nil {
 		setCondition(osc, infrav1.ReadyCondition, metav1.ConditionUnknown, infrav1.NotReadyReason, err.Error())
 	}
+}
+
+// setProvisioned sets initialization.provisioned once machines may be created: every owned
+// condition True, except that with one load balancer per availability zone one ready zone is
+// enough (machines may start while another zone still converges or is broken), and that a
+// control plane failure domain without a load balancer is reported but holds back neither the
+// machines of the other failure domains nor workers.
+func setProvisioned(osc *infrav1.OpenStackCluster, lbReady int) {
+	provisioned := lbReady > 0 || !osc.Spec.APIServerLoadBalancerEnabled()
+	for _, t := range clusterConditions {
+		if t != infrav1.APIServerLoadBalancersReadyCondition {
+			provisioned = provisioned && (conditions.IsTrue(osc, t) ||
+				conditions.GetReason(osc, t) == infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason)
+		}
+	}
+	if !osc.Spec.APIServerLoadBalancersPerZone() {
+		provisioned = provisioned && conditions.IsTrue(osc, infrav1.APIServerLoadBalancersReadyCondition)
+	}
+	if provisioned {
+		osc.Status.Initialization = &infrav1.OpenStackClusterInitializationStatus{Provisioned: ptr.To(true)}
+	}
+}
+
+// setLoadBalancersCondition sets APIServerLoadBalancersReady from the summary of a reconcile: its
+// message names every zone that is not ready, and why.
+func setLoadBalancersCondition(osc *infrav1.OpenStackCluster, s loadbalancer.Summary) {
+	if s.Message == "" {
+		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+		return
+	}
+	setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, s.Reason, s.Message)
+}
+
+// setFailureDomainsCondition sets FailureDomainsReady once the failure domains are read: False,
+// with a warning when it is new, while control plane failure domains have no API server load
+// balancer (KCP spreads control plane machines over every control plane failure domain, the
+// check the other cloud's installer makes between load balancer zones and node zones).
+func setFailureDomainsCondition(c *clusterScope) {
+	zones := loadbalancer.UncoveredControlPlaneZones(c.osc)
+	if len(zones) == 0 {
+		setCondition(c.osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+		return
+	}
+	message := fmt.Sprintf("control plane failure domains %s have no API server load balancer and allowCrossAZLoadBalancerMembers is off: "+
+		"control plane machines placed there get no API server traffic; map them in spec.apiServerLoadBalancer.availabilityZoneSubnets, "+
+		"set allowCrossAZLoadBalancerMembers, or leave them out of spec.controlPlaneAvailabilityZones", strings.Join(zones, ", "))
+	if before := conditions.Get(c.osc, infrav1.FailureDomainsReadyCondition); before == nil || before.Message != message {
+		c.report.Warn(infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, report.Resource{}, "%s", message)
+	}
+	setCondition(c.osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionFalse, infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, message)
+}
+
+// knownIDs are the IDs of the network resources the status records: finding them is no adoption.
+func knownIDs(status *infrav1.OpenStackClusterStatus) []string {
+	var ids []string
+	if status.Network != nil {
+		ids = append(ids, status.Network.ID)
+	}
+	if status.Router != nil {
+		ids = append(ids, status.Router.ID)
+	}
+	for _, sg := range []*infrav1.SecurityGroupStatus{status.ControlPlaneSecurityGroup, status.WorkerSecurityGroup} {
+		if sg != nil {
+			ids = append(ids, sg.ID)
+		}
+	}
+	return ids
 }

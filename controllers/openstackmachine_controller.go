@@ -19,12 +19,8 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
-	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -32,7 +28,6 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
-	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
@@ -46,19 +41,8 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
-)
-
-const (
-	// buildRequeue is how soon a server Nova is building, or deleting, is looked at again.
-	buildRequeue = 2 * time.Second
-	// memberRequeue is how soon membership is looked at again while Octavia applies a change to
-	// a pool (PENDING_UPDATE takes one to three seconds); a look is one status tree read per load
-	// balancer.
-	memberRequeue = time.Second
-	// notRunningRequeue is how soon a server that is neither building nor ACTIVE is looked at
-	// again: Nova sends no event when someone starts it.
-	notRunningRequeue = time.Minute
 )
 
 // OpenStackMachineReconciler reconciles OpenStackMachines: one Nova server with its ports, and,
@@ -144,7 +128,8 @@ func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		}
 	}
 
-	m := &machineScope{osm: osm, machine: machine, cluster: cluster, osc: osc, controlPlane: util.IsControlPlaneMachine(machine)}
+	m := &machineScope{osm: osm, machine: machine, cluster: cluster, osc: osc, controlPlane: util.IsControlPlaneMachine(machine),
+		report: report.NewRecorder(r.Recorder, osm, log)}
 	helper, err := patch.NewHelper(osm, r.Client)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -173,6 +158,7 @@ type machineScope struct {
 	cluster      *clusterv1.Cluster
 	osc          *infrav1.OpenStackCluster
 	controlPlane bool
+	report       *report.Recorder
 }
 
 // owner is how the server's metadata and the ports' default description name the machine.
@@ -194,29 +180,8 @@ func (m *machineScope) identityRef() *infrav1.OpenStackIdentityReference {
 	return m.osc.Spec.IdentityRef
 }
 
-// instanceFailed sets InstanceReady to False for a problem the user must act on, and warns with
-// an event when the problem is new.
-func (r *OpenStackMachineReconciler) instanceFailed(m *machineScope, reason, message string) {
-	before := conditions.Get(m.osm, infrav1.InstanceReadyCondition)
-	if before == nil || before.Reason != reason || before.Message != message {
-		r.Recorder.Eventf(m.osm, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", message)
-	}
-	setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, reason, message)
-}
-
-// openStackFailed records a failed OpenStack call on a condition and returns the error, so that
-// controller-runtime retries with backoff.
-func openStackFailed(m *machineScope, conditionType string, err error) (ctrl.Result, error) {
-	setCondition(m.osm, conditionType, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
-	return ctrl.Result{}, err
-}
-
 func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *machineScope) (ctrl.Result, error) {
-	for _, t := range m.conditionTypes() {
-		if conditions.Get(m.osm, t) == nil {
-			setCondition(m.osm, t, metav1.ConditionUnknown, infrav1.ProvisioningReason, "")
-		}
-	}
+	initMachineConditions(m)
 	if !ptr.Deref(m.cluster.Status.Initialization.InfrastructureProvisioned, false) || m.osc == nil {
 		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForClusterInfrastructureReason,
 			"waiting for the Cluster's infrastructure (network, security groups, API server load balancers) to be provisioned")
@@ -224,10 +189,9 @@ func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *mac
 	}
 	clients, err := r.ScopeFactory.NewClients(ctx, m.osm.Namespace, m.identityRef())
 	if err != nil {
-		r.instanceFailed(m, infrav1.IdentityErrorReason, err.Error())
-		return ctrl.Result{RequeueAfter: specErrorRequeue}, nil
+		return instanceFailed(m, infrav1.IdentityErrorReason, err.Error()), nil
 	}
-	svc := compute.NewService(clients.Compute, clients.Image, clients.Network, r.Recorder, m.osm)
+	svc := compute.NewService(clients.Compute, clients.Image, clients.Network, m.report)
 
 	server, gone, err := svc.Find(ctx, ptr.Deref(m.osm.Status.InstanceID, ""), m.osm.Name, m.owner())
 	if err != nil {
@@ -236,7 +200,7 @@ func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *mac
 	if gone {
 		// The provider ID names the server: a new one would be a different machine.
 		m.osm.Status.InstanceState = ptr.To(infrav1.InstanceStateDeleted)
-		r.instanceFailed(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
+		instanceFailed(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
 			"server %s no longer exists in Nova; it is not recreated: delete the Machine to replace it", *m.osm.Status.InstanceID))
 		return ctrl.Result{}, nil
 	}
@@ -246,52 +210,16 @@ func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *mac
 				"waiting for the Machine's bootstrap data secret")
 			return ctrl.Result{}, nil
 		}
-		if server, err = r.createServer(ctx, svc, networking.NewService(clients.Network, r.Recorder, m.osm), m); err != nil {
-			if _, ok := networking.IsSpecError(err); ok || compute.IsSpecError(err) {
-				r.instanceFailed(m, infrav1.InstanceConfigurationErrorReason, err.Error())
-				return ctrl.Result{RequeueAfter: specErrorRequeue}, nil
+		if server, err = r.createServer(ctx, svc, networking.NewService(clients.Network, m.report), m); err != nil {
+			if _, ok := report.AsSpecError(err); ok {
+				return instanceFailed(m, infrav1.InstanceConfigurationErrorReason, err.Error()), nil
 			}
 			return openStackFailed(m, infrav1.InstanceReadyCondition, err)
 		}
 		// Nova's answer to a create has no status: the server is building.
 		server.Status = "BUILD"
 	}
-	m.osm.Status.InstanceID = ptr.To(server.ID)
-	m.osm.Spec.ProviderID = ptr.To("openstack:///" + server.ID)
-	m.osm.Status.InstanceState = ptr.To(infrav1.InstanceState(server.Status))
-
-	result := ctrl.Result{}
-	switch server.Status {
-	case "ACTIVE":
-		m.osm.Status.Addresses = compute.Addresses(server)
-		if !slices.ContainsFunc(m.osm.Status.Addresses, func(a clusterv1.MachineAddress) bool { return a.Type == clusterv1.MachineInternalIP }) {
-			// Nova shows the ports' addresses a moment after the server turns ACTIVE on some clouds.
-			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
-				fmt.Sprintf("server %s is ACTIVE, waiting for Nova to show its addresses", server.ID))
-			result = ctrl.Result{RequeueAfter: buildRequeue}
-			break
-		}
-		m.osm.Status.Initialization = &infrav1.OpenStackMachineInitializationStatus{Provisioned: ptr.To(true)}
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
-	case "BUILD":
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
-			fmt.Sprintf("Nova is building server %s", server.ID))
-		result = ctrl.Result{RequeueAfter: buildRequeue}
-	case "ERROR":
-		fault := server.Fault.Message
-		if fault == "" {
-			fault = "Nova gave no fault message"
-		}
-		r.instanceFailed(m, infrav1.InstanceErrorReason, fmt.Sprintf(
-			"server %s is in ERROR: %s (code %d); it is not recreated: delete the Machine to replace it", server.ID, fault, server.Fault.Code))
-	case "DELETED", "SOFT_DELETED":
-		r.instanceFailed(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
-			"server %s was deleted outside Cluster API; it is not recreated: delete the Machine to replace it", server.ID))
-	default:
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceNotRunningReason,
-			fmt.Sprintf("server %s is %s", server.ID, server.Status))
-		result = ctrl.Result{RequeueAfter: notRunningRequeue}
-	}
+	result := setInstanceStatus(m, server)
 	if !m.controlPlane {
 		return result, nil
 	}
@@ -306,87 +234,4 @@ func (r *OpenStackMachineReconciler) createServer(ctx context.Context, svc *comp
 		return nil, err
 	}
 	return svc.Create(ctx, spec)
-}
-
-func (r *OpenStackMachineReconciler) bootstrapData(ctx context.Context, m *machineScope) ([]byte, error) {
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
-	secret := &corev1.Secret{}
-	key := client.ObjectKey{Namespace: m.machine.Namespace, Name: *m.machine.Spec.Bootstrap.DataSecretName}
-	if err := reader.Get(ctx, key, secret); err != nil {
-		return nil, fmt.Errorf("reading bootstrap data secret %s: %w", key.Name, err)
-	}
-	data, ok := secret.Data["value"]
-	if !ok {
-		return nil, fmt.Errorf("bootstrap data secret %s has no value key", key.Name)
-	}
-	return data, nil
-}
-
-// portIdentities are the names and descriptions of the machine's ports, from the spec alone:
-// "<machine>-<nameSuffix or index>", and the spec's description or the provider's.
-func portIdentities(osm *infrav1.OpenStackMachine) []compute.PortIdentity {
-	owner := osm.Namespace + "/" + osm.Name
-	if len(osm.Spec.Ports) == 0 {
-		return []compute.PortIdentity{{Name: osm.Name + "-0", Description: compute.DefaultPortDescription(owner)}}
-	}
-	out := make([]compute.PortIdentity, len(osm.Spec.Ports))
-	for i, p := range osm.Spec.Ports {
-		suffix := strconv.Itoa(i)
-		if p.NameSuffix != nil {
-			suffix = *p.NameSuffix
-		}
-		out[i] = compute.PortIdentity{Name: osm.Name + "-" + suffix, Description: ptr.Deref(p.Description, compute.DefaultPortDescription(owner))}
-	}
-	return out
-}
-
-// reconcileDelete takes a control plane machine out of the load balancers, then deletes the
-// server, then the ports the machine created, and lets the OpenStackMachine go.
-func (r *OpenStackMachineReconciler) reconcileDelete(ctx context.Context, m *machineScope) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(m.osm, infrav1.MachineFinalizer) {
-		return ctrl.Result{}, nil
-	}
-	clients, err := r.ScopeFactory.NewClients(ctx, m.osm.Namespace, m.identityRef())
-	if err != nil {
-		r.instanceFailed(m, infrav1.IdentityErrorReason, err.Error())
-		return ctrl.Result{RequeueAfter: specErrorRequeue}, nil
-	}
-	if m.controlPlane {
-		done, err := r.removeMemberships(ctx, clients, m)
-		if err != nil {
-			return openStackFailed(m, infrav1.APIServerIngressReadyCondition, err)
-		}
-		if !done {
-			setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
-				"removing the machine from the API server load balancers")
-			return ctrl.Result{RequeueAfter: memberRequeue}, nil
-		}
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
-			"the machine is a member of no API server load balancer")
-	}
-	svc := compute.NewService(clients.Compute, clients.Image, clients.Network, r.Recorder, m.osm)
-	server, _, err := svc.Find(ctx, ptr.Deref(m.osm.Status.InstanceID, ""), m.osm.Name, m.owner())
-	if err != nil {
-		return openStackFailed(m, infrav1.InstanceReadyCondition, err)
-	}
-	if server != nil {
-		done, err := svc.Delete(ctx, server)
-		if err != nil {
-			return openStackFailed(m, infrav1.InstanceReadyCondition, err)
-		}
-		if !done {
-			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
-				fmt.Sprintf("Nova is deleting server %s", server.ID))
-			return ctrl.Result{RequeueAfter: buildRequeue}, nil
-		}
-	}
-	if err := svc.DeletePorts(ctx, portIdentities(m.osm)); err != nil {
-		return openStackFailed(m, infrav1.InstanceReadyCondition, err)
-	}
-	setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason, "the server and its ports are deleted")
-	controllerutil.RemoveFinalizer(m.osm, infrav1.MachineFinalizer)
-	return ctrl.Result{}, nil
 }

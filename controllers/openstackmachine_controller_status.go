@@ -17,16 +17,133 @@ limitations under the License.
 package controllers
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 )
+
+// How an OpenStackMachine's status and conditions are computed from what the phases found.
+
+// initMachineConditions sets every owned condition that is not set yet to Unknown.
+func initMachineConditions(m *machineScope) {
+	for _, t := range m.conditionTypes() {
+		if conditions.Get(m.osm, t) == nil {
+			setCondition(m.osm, t, metav1.ConditionUnknown, infrav1.ProvisioningReason, "")
+		}
+	}
+}
 
 // setMachineReadySummary sets Ready from the conditions the controller owns on the machine:
 // InstanceReady, and APIServerIngressReady for control plane machines. Also during deletion.
 func setMachineReadySummary(m *machineScope) {
 	if err := conditions.SetSummaryCondition(m.osm, m.osm, infrav1.ReadyCondition, conditions.ForConditionTypes(m.conditionTypes())); err != nil {
 		setCondition(m.osm, infrav1.ReadyCondition, metav1.ConditionUnknown, infrav1.NotReadyReason, err.Error())
+	}
+}
+
+// instanceFailed sets InstanceReady to False for a problem the user must act on, and warns with
+// an event when the problem is new.
+func instanceFailed(m *machineScope, reason, message string) ctrl.Result {
+	return reportProblem(m.report, m.osm, infrav1.InstanceReadyCondition, reason, message)
+}
+
+// openStackFailed records a failed OpenStack call on a condition and returns the error, so that
+// controller-runtime retries with backoff.
+func openStackFailed(m *machineScope, conditionType string, err error) (ctrl.Result, error) {
+	setCondition(m.osm, conditionType, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
+	return ctrl.Result{}, err
+}
+
+// setInstanceStatus records the server in the status (ID, provider ID, state, addresses) and sets
+// InstanceReady from Nova's status of it. A server in ERROR or deleted behind Cluster API's back
+// is reported, never recreated: the provider ID names it.
+func setInstanceStatus(m *machineScope, server *servers.Server) ctrl.Result {
+	m.osm.Status.InstanceID = ptr.To(server.ID)
+	m.osm.Spec.ProviderID = ptr.To("openstack:///" + server.ID)
+	m.osm.Status.InstanceState = ptr.To(infrav1.InstanceState(server.Status))
+
+	result := ctrl.Result{}
+	switch server.Status {
+	case "ACTIVE":
+		m.osm.Status.Addresses = compute.Addresses(server)
+		if !slices.ContainsFunc(m.osm.Status.Addresses, func(a clusterv1.MachineAddress) bool { return a.Type == clusterv1.MachineInternalIP }) {
+			// Nova shows the ports' addresses a moment after the server turns ACTIVE on some clouds.
+			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
+				fmt.Sprintf("server %s is ACTIVE, waiting for Nova to show its addresses", server.ID))
+			result = ctrl.Result{RequeueAfter: buildRequeue}
+			break
+		}
+		m.osm.Status.Initialization = &infrav1.OpenStackMachineInitializationStatus{Provisioned: ptr.To(true)}
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+	case "BUILD":
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
+			fmt.Sprintf("Nova is building server %s", server.ID))
+		result = ctrl.Result{RequeueAfter: buildRequeue}
+	case "ERROR":
+		fault := server.Fault.Message
+		if fault == "" {
+			fault = "Nova gave no fault message"
+		}
+		_ = instanceFailed(m, infrav1.InstanceErrorReason, fmt.Sprintf(
+			"server %s is in ERROR: %s (code %d); it is not recreated: delete the Machine to replace it", server.ID, fault, server.Fault.Code))
+	case "DELETED", "SOFT_DELETED":
+		_ = instanceFailed(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
+			"server %s was deleted outside Cluster API; it is not recreated: delete the Machine to replace it", server.ID))
+	default:
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceNotRunningReason,
+			fmt.Sprintf("server %s is %s", server.ID, server.Status))
+		result = ctrl.Result{RequeueAfter: notRunningRequeue}
+	}
+	return result
+}
+
+// ingress is what membership found for a control plane machine: its zone and address, the load
+// balancers it must be a member of, and whether that is done.
+type ingress struct {
+	zone, address string
+	targets       []infrav1.LoadBalancer
+	// zoneMissing means no load balancer serves the machine's zone.
+	zoneMissing bool
+	done        bool
+}
+
+// setIngressCondition sets APIServerIngressReady from what membership found.
+func setIngressCondition(m *machineScope, in ingress) {
+	var names []string
+	unknown := false
+	for _, t := range in.targets {
+		names = append(names, t.Name)
+		unknown = unknown || t.ID == ""
+	}
+	switch {
+	case in.zoneMissing && loadbalancer.ZoneMapped(&m.osc.Spec, in.zone):
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
+			fmt.Sprintf("the API server load balancer of availability zone %s is not created yet", in.zone))
+	case in.zoneMissing:
+		message := fmt.Sprintf("availability zone %q has no API server load balancer (spec.apiServerLoadBalancer.availabilityZoneSubnets maps %s) "+
+			"and allowCrossAZLoadBalancerMembers is off: this control plane machine gets no API server traffic; map the zone, "+
+			"set allowCrossAZLoadBalancerMembers, or keep control plane machines out of it with spec.controlPlaneAvailabilityZones",
+			in.zone, loadbalancer.MappedZones(&m.osc.Spec))
+		_ = reportProblem(m.report, m.osm, infrav1.APIServerIngressReadyCondition, infrav1.NoLoadBalancerInAvailabilityZoneReason, message)
+	case len(in.targets) == 0 || unknown:
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
+			"the API server load balancer is not created yet")
+	case !in.done:
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
+			fmt.Sprintf("registering %s with %s", in.address, strings.Join(names, ", ")))
+	default:
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+			fmt.Sprintf("%s is a member of %s", in.address, strings.Join(names, ", ")))
 	}
 }

@@ -20,13 +20,17 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // instanceSpec resolves everything the machine's spec names into the server to create.
@@ -122,7 +126,7 @@ func machinePorts(ctx context.Context, net *networking.Service, m *machineScope)
 		case status.Network != nil:
 			p.NetworkID = status.Network.ID
 		default:
-			return nil, &networking.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: field + ".network: not set, and the cluster has no network"}
+			return nil, &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: field + ".network: not set, and the cluster has no network"}
 		}
 		for j, f := range o.FixedIPs {
 			ip := ports.IP{IPAddress: ptr.Deref(f.IPAddress, "")}
@@ -169,6 +173,41 @@ func union(a, b []string) []string {
 		if !slices.Contains(out, v) {
 			out = append(out, v)
 		}
+	}
+	return out
+}
+
+func (r *OpenStackMachineReconciler) bootstrapData(ctx context.Context, m *machineScope) ([]byte, error) {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	secret := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: m.machine.Namespace, Name: *m.machine.Spec.Bootstrap.DataSecretName}
+	if err := reader.Get(ctx, key, secret); err != nil {
+		return nil, fmt.Errorf("reading bootstrap data secret %s: %w", key.Name, err)
+	}
+	data, ok := secret.Data["value"]
+	if !ok {
+		return nil, fmt.Errorf("bootstrap data secret %s has no value key", key.Name)
+	}
+	return data, nil
+}
+
+// portIdentities are the names and descriptions of the machine's ports, from the spec alone:
+// "<machine>-<nameSuffix or index>", and the spec's description or the provider's.
+func portIdentities(osm *infrav1.OpenStackMachine) []compute.PortIdentity {
+	owner := osm.Namespace + "/" + osm.Name
+	if len(osm.Spec.Ports) == 0 {
+		return []compute.PortIdentity{{Name: osm.Name + "-0", Description: compute.DefaultPortDescription(owner)}}
+	}
+	out := make([]compute.PortIdentity, len(osm.Spec.Ports))
+	for i, p := range osm.Spec.Ports {
+		suffix := strconv.Itoa(i)
+		if p.NameSuffix != nil {
+			suffix = *p.NameSuffix
+		}
+		out[i] = compute.PortIdentity{Name: osm.Name + "-" + suffix, Description: ptr.Deref(p.Description, compute.DefaultPortDescription(owner))}
 	}
 	return out
 }

@@ -30,3 +30,25 @@ func (s *OpenStackClusterSpec) EffectiveAPIServerPort() int {
 func (s *OpenStackClusterSpec) APIServerLoadBalancerEnabled() bool {
 	return s.APIServerLoadBalancer != nil && (s.APIServerLoadBalancer.Enabled == nil || *s.APIServerLoadBalancer.Enabled)
 }
+
+// APIServerLoadBalancersPerZone says whether the spec asks for one API server load balancer per
+// availability zone (availabilityZoneSubnets) rather than a single one.
+func (s *OpenStackClusterSpec) APIServerLoadBalancersPerZone() bool {
+	return s.APIServerLoadBalancerEnabled() && len(s.APIServerLoadBalancer.AvailabilityZoneSubnets) > 0
+}
+
+// AllAPIServerLoadBalancers are the API server load balancers the status records: one per
+// availability zone, then the single one unless it is one of those (with availabilityZoneSubnets
+// it mirrors the first zone's entry).
+func (s *OpenStackClusterStatus) AllAPIServerLoadBalancers() []LoadBalancer {
+	all := append([]LoadBalancer(nil), s.APIServerLoadBalancers...)
+	if lb := s.APIServerLoadBalancer; lb != nil && lb.ID != "" {
+		for _, e := range all {
+			if e.ID == lb.ID {
+				return all
+			}
+		}
+		all = append(all, *lb)
+	}
+	return all
+}

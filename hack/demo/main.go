@@ -36,6 +36,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
+
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,7 +51,6 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 const (
@@ -115,7 +116,7 @@ func connect(ctx context.Context, o options) (client.Client, *scope.Clients, []b
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cl, err := framework.Clients(ctx, clouds, o.cloud)
+	cl, err := localenv.Clients(ctx, clouds, o.cloud)
 	return kube, cl, clouds, err
 }
 
@@ -126,10 +127,10 @@ func up(ctx context.Context, o options) error {
 		return err
 	}
 	zones := strings.Split(o.zones, ",")
-	if _, err := framework.EnsureLBNetwork(ctx, cl, networkName, 50, zones); err != nil {
+	if _, err := localenv.EnsureLBNetwork(ctx, cl, networkName, 50, zones); err != nil {
 		return fmt.Errorf("preparing the load balancer network: %w", err)
 	}
-	lbNet, _ := framework.LBNetworkNames(networkName, "")
+	lbNet, _ := localenv.LBNetworkNames(networkName, "")
 	say(start, "load balancer network %s ready, one subnet per zone (%s)", lbNet, o.zones)
 
 	objects, err := readManifests(o.example)
@@ -264,7 +265,7 @@ func down(ctx context.Context, o options) error {
 		return fmt.Errorf("waiting for the cluster to be deleted: %w", err)
 	}
 	say(start, "cluster %s/%s deleted with its load balancers, machines and network", namespace, clusterName)
-	lbNet, err := framework.FindLBNetwork(ctx, cl, networkName, strings.Split(o.zones, ","))
+	lbNet, err := localenv.FindLBNetwork(ctx, cl, networkName, strings.Split(o.zones, ","))
 	if err == nil {
 		err = lbNet.Delete(ctx, cl)
 	}
@@ -280,7 +281,7 @@ func readManifests(path string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := framework.DecodeYAML(data)
+	out, err := localenv.DecodeYAML(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

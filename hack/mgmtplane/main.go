@@ -54,6 +54,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,8 +63,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
-	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 const managerUser = "capo-manager"
@@ -132,12 +132,12 @@ func run(ctx context.Context, o options) error {
 	}()
 	logf("API server up at %s (%s)", cfg.Host, time.Since(start).Round(time.Millisecond))
 
-	admin, err := framework.WriteAdminKubeconfig(env, filepath.Join(o.dir, "kubeconfig"))
+	admin, err := localenv.WriteAdminKubeconfig(env, filepath.Join(o.dir, "kubeconfig"))
 	if err != nil {
 		return err
 	}
 	providerKubeconfig := filepath.Join(o.dir, "provider.kubeconfig")
-	if _, err := framework.WriteUserKubeconfig(env, envtest.User{Name: managerUser}, providerKubeconfig); err != nil {
+	if _, err := localenv.WriteUserKubeconfig(env, envtest.User{Name: managerUser}, providerKubeconfig); err != nil {
 		return err
 	}
 	scheme := runtime.NewScheme()
@@ -297,7 +297,7 @@ func readObjects(path string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := framework.DecodeYAML(data)
+	objs, err := localenv.DecodeYAML(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

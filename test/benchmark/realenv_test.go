@@ -22,6 +22,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,7 +32,6 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 // realCloud is the cloud the real-cloud benchmarks run against, from CAPO_BENCH_CLOUDS_YAML,
@@ -61,10 +62,10 @@ func benchIdentity(ctx context.Context, b *testing.B, scheme *runtime.Scheme, ns
 }
 
 // operatorLBNetwork creates what an operator prepares for per-zone load balancers (see
-// framework.EnsureLBNetwork). It returns the network's ID and the zone mappings; cleanup receives
+// localenv.EnsureLBNetwork). It returns the network's ID and the zone mappings; cleanup receives
 // what deletes them.
 func operatorLBNetwork(ctx context.Context, b *testing.B, cl *scope.Clients, name string, zones []string, cleanup *[]func()) (string, []infrav1.AZSubnetMapping) {
-	lbNet, err := framework.EnsureLBNetwork(ctx, cl, name, 30, zones)
+	lbNet, err := localenv.EnsureLBNetwork(ctx, cl, name, 30, zones)
 	*cleanup = append(*cleanup, func() { _ = lbNet.Delete(ctx, cl) })
 	must(b, err)
 	return lbNet.NetworkID, lbNet.Mapping

@@ -42,6 +42,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
+
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -126,7 +128,7 @@ func startAPIServer(t *testing.T, s *setup, name string) *apiServer {
 	}
 	t.Cleanup(func() { _ = env.Stop() })
 	path := filepath.Join(t.TempDir(), name+".kubeconfig")
-	if _, err := framework.WriteAdminKubeconfig(env, path); err != nil {
+	if _, err := localenv.WriteAdminKubeconfig(env, path); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: s.scheme})
@@ -378,7 +380,7 @@ func moveCluster(t *testing.T, s *setup, source *apiServer) {
 	// The operator's load balancer network, made the way the end-to-end suite makes it.
 	operator, err := cloud.Factory().NewClients(ctx, "operator", &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: "openstack"})
 	g.Expect(err).NotTo(HaveOccurred())
-	lbNet, err := framework.EnsureLBNetwork(ctx, operator, "operator", 20, []string{"az1", "az2"})
+	lbNet, err := localenv.EnsureLBNetwork(ctx, operator, "operator", 20, []string{"az1", "az2"})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	const ns, name = "moved", "c1"
@@ -477,7 +479,7 @@ func decodeFile(t *testing.T, path string) []*unstructured.Unstructured {
 
 func decode(t *testing.T, data []byte) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := framework.DecodeYAML(data)
+	objs, err := localenv.DecodeYAML(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func serverLifecycle(t *testing.T, tg target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Network, nil, nil)
+	svc := compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Network, nil)
 	flavorID, err := svc.ResolveFlavor(ctx, ptr.To(framework.EnvOr("CAPO_CONTRACT_FLAVOR", "m1.tiny")), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func membership(t *testing.T, tg target) {
 		t.Cleanup(func() { _ = tg.clients.Network.DeletePort(ctx, p.ID) })
 		addresses = append(addresses, p.FixedIPs[0].IPAddress)
 	}
-	svc := loadbalancer.NewService(tg.clients.LoadBalancer, tg.clients.Network, nil, nil, nil, "contract")
+	svc := loadbalancer.NewService(tg.clients.LoadBalancer, tg.clients.Network, nil, nil, "contract")
 	all := []infrav1.LoadBalancer{{Name: name, ID: lbID, AvailabilityZone: tg.az}}
 	converge := func(targets []string, address string) (calls int) {
 		t.Helper()

@@ -43,6 +43,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -78,7 +80,7 @@ var (
 	// namespace holds every object of the run, and the identity Secret "cloud".
 	namespace string
 	// lbNetwork is the operator's load balancer network with one subnet per zone.
-	lbNetwork *framework.LBNetwork
+	lbNetwork *localenv.LBNetwork
 	runID     = rand.String(5)
 )
 
@@ -110,7 +112,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	kube, err = client.New(restConfig, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
-	openstack, err = framework.Clients(ctx, cfg.cloudsYAML, cfg.cloudName)
+	openstack, err = localenv.Clients(ctx, cfg.cloudsYAML, cfg.cloudName)
 	Expect(err).NotTo(HaveOccurred())
 
 	namespace = "e2e-" + runID
@@ -119,7 +121,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: namespace},
 		Data:       map[string][]byte{scope.CloudsSecretKey: cfg.cloudsYAML},
 	})).To(Succeed())
-	lbNetwork, err = framework.EnsureLBNetwork(ctx, openstack, "capo-e2e-"+runID, 40, cfg.zones)
+	lbNetwork, err = localenv.EnsureLBNetwork(ctx, openstack, "capo-e2e-"+runID, 40, cfg.zones)
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(lbNetwork.Delete(ctx, openstack)).To(Succeed())
 	}, NodeTimeout(2*time.Minute))

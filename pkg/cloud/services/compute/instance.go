@@ -31,6 +31,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // OwnerMetadataKey is the Nova metadata key that marks the server of an OpenStackMachine; its
@@ -137,7 +138,7 @@ func (s *Service) Create(ctx context.Context, spec *InstanceSpec) (*servers.Serv
 	if where == "" {
 		where = "any availability zone"
 	}
-	s.event("CreatedServer", "Create", "Created server %s (%s) in %s", spec.Name, server.ID, where)
+	s.report.Changed("CreatedServer", report.Resource{Kind: "Server", Name: spec.Name, ID: server.ID, Zone: spec.AvailabilityZone}, "Created server %s (%s) in %s", spec.Name, server.ID, where)
 	return server, nil
 }
 
@@ -152,7 +153,7 @@ func (s *Service) Delete(ctx context.Context, server *servers.Server) (done bool
 		return false, fmt.Errorf("deleting server %s (%s): %w", server.Name, server.ID, err)
 	}
 	if server.Status != "DELETED" {
-		s.event("DeletedServer", "Delete", "Deleting server %s (%s)", server.Name, server.ID)
+		s.report.Changed("DeletedServer", report.Resource{Kind: "Server", Name: server.Name, ID: server.ID, Zone: server.AvailabilityZone}, "Deleting server %s (%s)", server.Name, server.ID)
 	}
 	return false, nil
 }

@@ -24,6 +24,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
@@ -63,7 +67,7 @@ type mocked struct {
 func newMocked(t *testing.T) (*mocked, *Service) {
 	c := gomock.NewController(t)
 	m := &mocked{compute: mock.NewMockComputeClient(c), image: mock.NewMockImageClient(c), net: mock.NewMockNetworkClient(c), recorder: events.NewFakeRecorder(20)}
-	return m, NewService(m.compute, m.image, m.net, m.recorder, &infrav1.OpenStackMachine{})
+	return m, NewService(m.compute, m.image, m.net, report.NewRecorder(m.recorder, &infrav1.OpenStackMachine{}, logr.Discard()))
 }
 
 // wire is a request body as OpenStack receives it: through JSON.
@@ -256,7 +260,8 @@ func TestResolveNamesTheField(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(id).To(Equal("f1"))
 	_, err = svc.ResolveFlavor(ctx, ptr.To("m1.tiny"), nil)
-	g.Expect(IsSpecError(err)).To(BeTrue())
+	_, isSpec := report.AsSpecError(err)
+	g.Expect(isSpec).To(BeTrue())
 	g.Expect(err).To(MatchError(`spec.flavor: 0 flavors are named "m1.tiny", want exactly one`))
 
 	m.compute.EXPECT().GetFlavor(ctx, "nope").Return(nil, err404)
@@ -265,7 +270,8 @@ func TestResolveNamesTheField(t *testing.T) {
 
 	m.image.EXPECT().ListImages(ctx, images.ListOpts{Name: "ubuntu", Tags: []string{"k8s"}}).Return([]images.Image{{ID: "i1"}, {ID: "i2"}}, nil)
 	_, err = svc.ResolveImage(ctx, &infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To("ubuntu"), Tags: []string{"k8s"}}})
-	g.Expect(IsSpecError(err)).To(BeTrue())
+	_, isSpec = report.AsSpecError(err)
+	g.Expect(isSpec).To(BeTrue())
 	g.Expect(err).To(MatchError(`spec.image.filter (name="ubuntu" tags=k8s) matches 2 images, want exactly one`))
 
 	m.image.EXPECT().GetImage(ctx, "i9").Return(nil, err404)

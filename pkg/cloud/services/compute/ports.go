@@ -26,6 +26,7 @@ import (
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // PortSpec is one port of a machine's server, with every reference resolved to an ID.
@@ -90,7 +91,7 @@ func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, 
 		if err != nil {
 			return nil, fmt.Errorf("creating port %s on network %s: %w", spec.Name, spec.NetworkID, err)
 		}
-		s.event("CreatedPort", "Create", "Created port %s (%s)", spec.Name, port.ID)
+		s.report.Changed("CreatedPort", report.Resource{Kind: "Port", Name: spec.Name, ID: port.ID}, "Created port %s (%s)", spec.Name, port.ID)
 	}
 	if _, err := networking.EnsureTags(ctx, s.network, "ports", port.ID, port.Tags, spec.Tags); err != nil {
 		return nil, fmt.Errorf("port %s: %w", spec.Name, err)
@@ -112,7 +113,7 @@ func (s *Service) DeletePorts(ctx context.Context, identities []PortIdentity) er
 			if err := s.network.DeletePort(ctx, p.ID); err != nil && !clients.IsNotFound(err) {
 				return fmt.Errorf("deleting port %s (%s): %w", p.Name, p.ID, err)
 			}
-			s.event("DeletedPort", "Delete", "Deleted port %s (%s)", p.Name, p.ID)
+			s.report.Changed("DeletedPort", report.Resource{Kind: "Port", Name: p.Name, ID: p.ID}, "Deleted port %s (%s)", p.Name, p.ID)
 		}
 	}
 	return nil

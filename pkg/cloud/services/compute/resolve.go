@@ -27,6 +27,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // ResolveFlavor returns the ID of the flavor spec.flavor names, or checks spec.flavorID.
@@ -34,7 +35,7 @@ func (s *Service) ResolveFlavor(ctx context.Context, name, id *string) (string, 
 	if id != nil {
 		f, err := s.compute.GetFlavor(ctx, *id)
 		if clients.IsNotFound(err) {
-			return "", &SpecError{Message: fmt.Sprintf("spec.flavorID: flavor %s does not exist", *id)}
+			return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.flavorID: flavor %s does not exist", *id)}
 		}
 		if err != nil {
 			return "", fmt.Errorf("getting flavor %s: %w", *id, err)
@@ -42,7 +43,7 @@ func (s *Service) ResolveFlavor(ctx context.Context, name, id *string) (string, 
 		return f.ID, nil
 	}
 	if name == nil {
-		return "", &SpecError{Message: "spec: set flavor or flavorID"}
+		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: "spec: set flavor or flavorID"}
 	}
 	all, err := s.compute.ListFlavors(ctx, flavors.ListOpts{AccessType: flavors.AllAccess})
 	if err != nil {
@@ -55,7 +56,7 @@ func (s *Service) ResolveFlavor(ctx context.Context, name, id *string) (string, 
 		}
 	}
 	if len(ids) != 1 {
-		return "", &SpecError{Message: fmt.Sprintf("spec.flavor: %d flavors are named %q, want exactly one", len(ids), *name)}
+		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.flavor: %d flavors are named %q, want exactly one", len(ids), *name)}
 	}
 	return ids[0], nil
 }
@@ -65,7 +66,7 @@ func (s *Service) ResolveImage(ctx context.Context, param *infrav1.ImageParam) (
 	if param.ID != nil {
 		i, err := s.image.GetImage(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return "", &SpecError{Message: fmt.Sprintf("spec.image.id: image %s does not exist", *param.ID)}
+			return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.image.id: image %s does not exist", *param.ID)}
 		}
 		if err != nil {
 			return "", fmt.Errorf("getting image %s: %w", *param.ID, err)
@@ -73,7 +74,7 @@ func (s *Service) ResolveImage(ctx context.Context, param *infrav1.ImageParam) (
 		return i.ID, nil
 	}
 	if param.Filter == nil {
-		return "", &SpecError{Message: "spec.image: set id or filter"}
+		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: "spec.image: set id or filter"}
 	}
 	opts := images.ListOpts{Tags: param.Filter.Tags}
 	if param.Filter.Name != nil {
@@ -84,7 +85,7 @@ func (s *Service) ResolveImage(ctx context.Context, param *infrav1.ImageParam) (
 		return "", fmt.Errorf("listing images: %w", err)
 	}
 	if len(found) != 1 {
-		return "", &SpecError{Message: fmt.Sprintf("spec.image.filter %s matches %d images, want exactly one", describeImageFilter(param.Filter), len(found))}
+		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.image.filter %s matches %d images, want exactly one", describeImageFilter(param.Filter), len(found))}
 	}
 	return found[0].ID, nil
 }
@@ -106,7 +107,7 @@ func (s *Service) ResolveServerGroup(ctx context.Context, param *infrav1.ServerG
 		return "", nil
 	}
 	if param.ID == nil && (param.Filter == nil || param.Filter.Name == nil) {
-		return "", &SpecError{Message: "spec.serverGroup: set id or filter.name"}
+		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: "spec.serverGroup: set id or filter.name"}
 	}
 	all, err := s.compute.ListServerGroups(ctx, servergroups.ListOpts{})
 	if err != nil {
@@ -122,9 +123,9 @@ func (s *Service) ResolveServerGroup(ctx context.Context, param *infrav1.ServerG
 	case len(ids) == 1:
 		return ids[0], nil
 	case param.ID != nil:
-		return "", &SpecError{Message: fmt.Sprintf("spec.serverGroup.id: server group %s does not exist", *param.ID)}
+		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.serverGroup.id: server group %s does not exist", *param.ID)}
 	default:
-		return "", &SpecError{Message: fmt.Sprintf("spec.serverGroup.filter.name: %d server groups are named %q, want exactly one", len(ids), *param.Filter.Name)}
+		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.serverGroup.filter.name: %d server groups are named %q, want exactly one", len(ids), *param.Filter.Name)}
 	}
 }
 
@@ -136,7 +137,7 @@ func (s *Service) CheckKeyPair(ctx context.Context, name string) error {
 	}
 	_, err := s.compute.GetKeyPair(ctx, name)
 	if clients.IsNotFound(err) {
-		return &SpecError{Message: fmt.Sprintf("spec.sshKeyName: key pair %q does not exist", name)}
+		return &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.sshKeyName: key pair %q does not exist", name)}
 	}
 	if err != nil {
 		return fmt.Errorf("getting key pair %s: %w", name, err)

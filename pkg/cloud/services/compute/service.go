@@ -17,44 +17,19 @@ limitations under the License.
 package compute
 
 import (
-	"errors"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/events"
-
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // Service creates, finds and deletes the server and ports of one machine.
 type Service struct {
-	compute  clients.ComputeClient
-	image    clients.ImageClient
-	network  clients.NetworkClient
-	recorder events.EventRecorder
-	owner    runtime.Object
+	compute clients.ComputeClient
+	image   clients.ImageClient
+	network clients.NetworkClient
+	report  *report.Recorder
 }
 
-// NewService returns a compute service whose events are recorded on owner.
-func NewService(compute clients.ComputeClient, image clients.ImageClient, network clients.NetworkClient, recorder events.EventRecorder, owner runtime.Object) *Service {
-	return &Service{compute: compute, image: image, network: network, recorder: recorder, owner: owner}
-}
-
-func (s *Service) event(reason, action, format string, args ...any) {
-	if s.recorder == nil || s.owner == nil {
-		return
-	}
-	s.recorder.Eventf(s.owner, nil, corev1.EventTypeNormal, reason, action, format, args...)
-}
-
-// SpecError is a problem with a machine's spec that only the cloud reveals: a flavor, image,
-// server group or key pair that matches nothing, or several. The message names the field.
-type SpecError struct{ Message string }
-
-func (e *SpecError) Error() string { return e.Message }
-
-// IsSpecError reports whether err is, or wraps, a SpecError.
-func IsSpecError(err error) bool {
-	var specErr *SpecError
-	return errors.As(err, &specErr)
+// NewService returns a compute service that reports what it changes to rep.
+func NewService(compute clients.ComputeClient, image clients.ImageClient, network clients.NetworkClient, rep *report.Recorder) *Service {
+	return &Service{compute: compute, image: image, network: network, report: rep}
 }

@@ -27,7 +27,9 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // capabilityTTL is how long what a cloud's Octavia can do is trusted before it is read again, so
@@ -199,7 +201,7 @@ func (s *Service) flavorID(ctx context.Context, name string) (string, error) {
 	}
 	id, ok := c.flavors[name]
 	if !ok {
-		return "", &ConfigError{Message: fmt.Sprintf("spec.apiServerLoadBalancer.flavor: Octavia has no enabled flavor %q", name)}
+		return "", &report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf("spec.apiServerLoadBalancer.flavor: Octavia has no enabled flavor %q", name)}
 	}
 	return id, nil
 }

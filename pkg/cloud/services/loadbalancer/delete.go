@@ -25,7 +25,9 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // Removal says which load balancers to delete and which floating IP to keep.
@@ -41,6 +43,30 @@ type Removal struct {
 	// ExternalNetworkID, when set, is where the controller's floating IPs are looked for once the
 	// load balancers are gone.
 	ExternalNetworkID string
+}
+
+// VIPsOffClusterNetwork says whether every API server load balancer the status records has its
+// VIP on a network other than the cluster network, so that the network may be deleted while
+// Octavia deletes them. When in doubt it says no.
+func VIPsOffClusterNetwork(osc *infrav1.OpenStackCluster) bool {
+	if osc.Status.Network == nil || len(osc.Status.APIServerLoadBalancers) == 0 || osc.Spec.APIServerFloatingIP != nil {
+		return false
+	}
+	clusterSubnet := func(id string) bool {
+		return slices.ContainsFunc(osc.Status.Network.Subnets, func(s infrav1.Subnet) bool { return s.ID == id })
+	}
+	for _, e := range osc.Status.AllAPIServerLoadBalancers() {
+		n := e.LoadBalancerNetwork
+		if n == nil || n.ID == "" || n.ID == osc.Status.Network.ID || len(n.Subnets) == 0 {
+			return false
+		}
+		// A load balancer adopted during a migration keeps its VIP where it was, which the
+		// status records as its subnet.
+		if slices.ContainsFunc(n.Subnets, func(s infrav1.Subnet) bool { return clusterSubnet(s.ID) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // Delete deletes the load balancers r names (with their listeners, pools, monitors and
@@ -81,7 +107,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 	err := s.lb.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
 	switch {
 	case err == nil:
-		s.event("DeletedLoadBalancer", "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
+		s.report.Changed("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: zoneOf(lb.Name, r)}, "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
 		s.memory.forgetError(lb.ID)
 		s.memory.forgetPending(lb.ID)
 	case clients.IsNotFound(err), clients.IsConflict(err):
@@ -103,7 +129,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("releasing floating IP %s of load balancer %s: %w", fip.FloatingIP, lb.Name, err)
 		}
-		s.event("ReleasedFloatingIP", "Released floating IP %s of load balancer %s", fip.FloatingIP, lb.Name)
+		s.report.Changed("ReleasedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: zoneOf(lb.Name, r)}, "Released floating IP %s of load balancer %s", fip.FloatingIP, lb.Name)
 	}
 	return nil
 }
@@ -126,7 +152,7 @@ func (s *Service) releaseFloatingIPs(ctx context.Context, r *Removal) error {
 		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("releasing floating IP %s: %w", fip.FloatingIP, err)
 		}
-		s.event("ReleasedFloatingIP", "Released floating IP %s (%s)", fip.FloatingIP, fip.Description)
+		s.report.Changed("ReleasedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Released floating IP %s (%s)", fip.FloatingIP, fip.Description)
 	}
 	return nil
 }
@@ -146,6 +172,14 @@ func (s *Service) releasable(description string, r *Removal) bool {
 		}
 	}
 	return false
+}
+
+// zoneOf is the availability zone a load balancer of the removal serves, "" when none.
+func zoneOf(name string, r *Removal) string {
+	if zones := zonesOf(name, r.Namespace, r.Cluster); len(zones) > 0 {
+		return zones[0]
+	}
+	return ""
 }
 
 // zonesOf reads the availability zone back out of a load balancer name ("" for the legacy

@@ -24,6 +24,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // reconcileFloatingIP makes sure the load balancer's VIP has its floating IP: the user's address,
@@ -59,7 +60,7 @@ func (s *Service) reconcileFloatingIP(ctx context.Context, d *Desired, f *found,
 		if _, err := s.net.UpdateFloatingIP(ctx, free.ID, floatingips.UpdateOpts{PortID: &vipPort}); err != nil {
 			return s.floatingIPFailed(d, err, "associating floating IP "+free.FloatingIP)
 		}
-		s.event("AssociatedFloatingIP", "Associated floating IP %s with load balancer %s", free.FloatingIP, f.name)
+		s.report.Changed("AssociatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: free.FloatingIP, ID: free.ID, Zone: d.AvailabilityZone}, "Associated floating IP %s with load balancer %s", free.FloatingIP, f.name)
 		status.IP = free.FloatingIP
 		return Outcome{}, false
 	}
@@ -77,7 +78,7 @@ func (s *Service) reconcileFloatingIP(ctx context.Context, d *Desired, f *found,
 			if _, err := s.net.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{Description: &description}); err != nil {
 				return failed(fmt.Errorf("marking floating IP %s as the load balancer's: %w", fip.FloatingIP, err)), true
 			}
-			s.event("AdoptedFloatingIP", "Adopted floating IP %s already on load balancer %s", fip.FloatingIP, f.name)
+			s.report.Changed("AdoptedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: d.AvailabilityZone}, "Adopted floating IP %s already on load balancer %s", fip.FloatingIP, f.name)
 			status.IP = fip.FloatingIP
 			return Outcome{}, false
 		}
@@ -91,7 +92,7 @@ func (s *Service) reconcileFloatingIP(ctx context.Context, d *Desired, f *found,
 	if err != nil {
 		return s.floatingIPFailed(d, err, "allocating a floating IP")
 	}
-	s.event("CreatedFloatingIP", "Allocated floating IP %s for load balancer %s", fip.FloatingIP, f.name)
+	s.report.Changed("CreatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: d.AvailabilityZone}, "Allocated floating IP %s for load balancer %s", fip.FloatingIP, f.name)
 	status.IP = fip.FloatingIP
 	return Outcome{}, false
 }
@@ -99,7 +100,7 @@ func (s *Service) reconcileFloatingIP(ctx context.Context, d *Desired, f *found,
 func (s *Service) floatingIPFailed(d *Desired, err error, what string) (Outcome, bool) {
 	if clients.IsNotFound(err) {
 		// Neutron answers 404 when the external network cannot reach the VIP's subnet.
-		return failed(&ConfigError{Message: fmt.Sprintf("%s for %s: %v; the load balancer network needs a router to the external network, "+
+		return failed(&report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf("%s for %s: %v; the load balancer network needs a router to the external network, "+
 			"or set spec.disableAPIServerFloatingIP", what, zoneWords(d.AvailabilityZone), err)}), true
 	}
 	return failed(fmt.Errorf("%s for %s: %w", what, zoneWords(d.AvailabilityZone), err)), true

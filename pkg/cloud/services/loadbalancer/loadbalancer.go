@@ -32,6 +32,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 const (
@@ -85,40 +86,6 @@ type FloatingIP struct {
 	Description string
 }
 
-// State is where a load balancer stands after one reconcile.
-type State string
-
-const (
-	// StateReady means the load balancer, its children and floating IP are as desired.
-	StateReady State = "Ready"
-	// StateWaiting means Octavia is busy with the load balancer (PENDING_*), or a change was just
-	// made; look again after RequeueAfter.
-	StateWaiting State = "Waiting"
-	// StateError means the load balancer is in ERROR, or an OpenStack call failed.
-	StateError State = "Error"
-	// StateInvalid means the spec asks for something the cloud cannot give.
-	StateInvalid State = "Invalid"
-)
-
-// Outcome is the result of reconciling one load balancer.
-type Outcome struct {
-	AvailabilityZone string
-	// Status is the entry to record; nil when there is no load balancer (yet).
-	Status       *infrav1.LoadBalancer
-	State        State
-	Reason       string
-	Message      string
-	RequeueAfter time.Duration
-	// ProvisioningStatus is Octavia's provisioning status of the load balancer, for metrics.
-	ProvisioningStatus string
-	// Err is an unexpected OpenStack failure, already summarised in Message.
-	Err error
-}
-
-func waiting(message string) Outcome {
-	return Outcome{State: StateWaiting, Reason: infrav1.WaitingForLoadBalancerReason, Message: message, RequeueAfter: PendingRequeue}
-}
-
 // found is a load balancer located in the cloud.
 type found struct {
 	id, name, provisioning string
@@ -156,13 +123,6 @@ func (s *Service) reconcile(ctx context.Context, d *Desired, known *infrav1.Load
 	return out
 }
 
-func failed(err error) Outcome {
-	if IsConfigError(err) {
-		return Outcome{State: StateInvalid, Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: err.Error(), RequeueAfter: ConfigRequeue}
-	}
-	return Outcome{State: StateError, Reason: infrav1.OpenStackErrorReason, Err: err}
-}
-
 // locate finds the load balancer: by the ID the status recorded (one status tree call, which is
 // all the steady state needs), else by its name, else by a former name.
 func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBalancer) (*found, error) {
@@ -190,11 +150,11 @@ func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBal
 			for i := range lbs {
 				ids[i] = lbs[i].ID
 			}
-			return nil, &ConfigError{Message: fmt.Sprintf("%d load balancers are named %s (%s): delete all but one", len(lbs), name, strings.Join(ids, ", "))}
+			return nil, &report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf("%d load balancers are named %s (%s): delete all but one", len(lbs), name, strings.Join(ids, ", "))}
 		}
 		lb := &lbs[0]
 		if known == nil || known.ID != lb.ID {
-			s.event("AdoptedLoadBalancer", "Adopted existing load balancer %s (%s) for %s", lb.Name, lb.ID, zoneWords(d.AvailabilityZone))
+			s.report.Changed("AdoptedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: d.AvailabilityZone}, "Adopted existing load balancer %s (%s) for %s", lb.Name, lb.ID, zoneWords(d.AvailabilityZone))
 		}
 		return &found{id: lb.ID, name: lb.Name, provisioning: lb.ProvisioningStatus, lb: lb}, nil
 	}
@@ -229,7 +189,7 @@ func (s *Service) statusOf(d *Desired, f *found, known *infrav1.LoadBalancer) *i
 			// A load balancer adopted from before the mapping (the legacy one): its VIP cannot
 			// move, so the status says where it really is.
 			st.LoadBalancerNetwork.Subnets = []infrav1.Subnet{{ID: f.lb.VipSubnetID}}
-			s.warn("LoadBalancerVIPSubnet", "Load balancer %s keeps its VIP %s on subnet %s, not on subnet %s mapped to %s: a VIP cannot move",
+			s.report.Warn("LoadBalancerVIPSubnet", report.Resource{Kind: "LoadBalancer", Name: f.name, ID: f.id, Zone: d.AvailabilityZone}, "Load balancer %s keeps its VIP %s on subnet %s, not on subnet %s mapped to %s: a VIP cannot move",
 				f.name, f.lb.VipAddress, f.lb.VipSubnetID, d.Subnet.ID, zoneWords(d.AvailabilityZone))
 		case d.Subnet != nil:
 			st.LoadBalancerNetwork.Subnets = []infrav1.Subnet{*d.Subnet}
@@ -252,7 +212,7 @@ func (s *Service) create(ctx context.Context, d *Desired) Outcome {
 		return failed(err)
 	}
 	if why != "" {
-		s.warn("OmittedAvailabilityZoneHint", "Creating load balancer %s without the Octavia availability zone %s: %s", d.Name, d.OctaviaAZ, why)
+		s.report.Warn("OmittedAvailabilityZoneHint", report.Resource{Kind: "LoadBalancer", Name: d.Name, Zone: d.AvailabilityZone}, "Creating load balancer %s without the Octavia availability zone %s: %s", d.Name, d.OctaviaAZ, why)
 	}
 	flavorID, err := s.flavorID(ctx, d.Flavor)
 	if err != nil {
@@ -276,11 +236,11 @@ func (s *Service) create(ctx context.Context, d *Desired) Outcome {
 	lb, err := s.lb.CreateLoadBalancer(ctx, opts)
 	if err != nil {
 		if gophercloud.ResponseCodeIs(err, http.StatusBadRequest) {
-			return failed(&ConfigError{Message: fmt.Sprintf("Octavia refused load balancer %s: %v", d.Name, err)})
+			return failed(&report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf("Octavia refused load balancer %s: %v", d.Name, err)})
 		}
 		return failed(fmt.Errorf("creating load balancer %s: %w", d.Name, err))
 	}
-	s.event("CreatedLoadBalancer", "Created load balancer %s (%s) for %s with VIP %s and listeners on ports %s",
+	s.report.Changed("CreatedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: d.AvailabilityZone}, "Created load balancer %s (%s) for %s with VIP %s and listeners on ports %s",
 		lb.Name, lb.ID, zoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
 	out := waiting(fmt.Sprintf("load balancer %s is %s", lb.Name, lb.ProvisioningStatus))
 	out.Status = s.statusOf(d, &found{id: lb.ID, name: lb.Name, provisioning: lb.ProvisioningStatus, lb: lb}, nil)
@@ -331,7 +291,7 @@ func (s *Service) applicableCIDRs(ctx context.Context, d *Desired) ([]string, er
 		return nil, err
 	}
 	if !ok {
-		s.warn("AllowedCIDRsNotSupported", "Not restricting load balancer %s to spec.apiServerLoadBalancer.allowedCIDRs: %s", d.Name, why)
+		s.report.Warn("AllowedCIDRsNotSupported", report.Resource{Kind: "LoadBalancer", Name: d.Name, Zone: d.AvailabilityZone}, "Not restricting load balancer %s to spec.apiServerLoadBalancer.allowedCIDRs: %s", d.Name, why)
 		return nil, nil
 	}
 	return d.AllowedCIDRs, nil
@@ -416,9 +376,9 @@ func (s *Service) renameLoadBalancer(ctx context.Context, d *Desired, f *found, 
 		return failed(fmt.Errorf("renaming load balancer %s to %s: %w", f.name, d.Name, err))
 	}
 	if f.name != d.Name {
-		s.event("RenamedLoadBalancer", "Renamed load balancer %s to %s (%s), keeping its VIP %s", f.name, d.Name, f.id, status.InternalIP)
+		s.report.Changed("RenamedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: d.Name, ID: f.id, Zone: d.AvailabilityZone}, "Renamed load balancer %s to %s (%s), keeping its VIP %s", f.name, d.Name, f.id, status.InternalIP)
 	} else {
-		s.event("UpdatedLoadBalancer", "Tagged load balancer %s (%s) as the cluster's", f.name, f.id)
+		s.report.Changed("UpdatedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: f.name, ID: f.id, Zone: d.AvailabilityZone}, "Tagged load balancer %s (%s) as the cluster's", f.name, f.id)
 	}
 	status.Name, status.Tags = d.Name, tags
 	return waiting(fmt.Sprintf("load balancer %s is being renamed", d.Name))
@@ -454,7 +414,7 @@ func union(a, b []string) []string {
 func (s *Service) recoverFromError(ctx context.Context, d *Desired, f *found) Outcome {
 	seen := s.memory.seenInError(f.id, time.Now())
 	if seen < ErrorObservations {
-		s.warn("LoadBalancerError", "Load balancer %s (%s) is in ERROR (seen %d of %d times before it is recreated)", f.name, f.id, seen, ErrorObservations)
+		s.report.Warn("LoadBalancerError", report.Resource{Kind: "LoadBalancer", Name: f.name, ID: f.id, Zone: d.AvailabilityZone}, "Load balancer %s (%s) is in ERROR (seen %d of %d times before it is recreated)", f.name, f.id, seen, ErrorObservations)
 		return Outcome{State: StateError, Reason: infrav1.LoadBalancerErrorReason, RequeueAfter: max(s.memory.ErrorInterval, time.Second),
 			Message: fmt.Sprintf("load balancer %s is in ERROR; it is deleted and recreated when still in ERROR after %d observations %s apart (%d so far)", f.name, ErrorObservations, s.memory.ErrorInterval, seen)}
 	}
@@ -466,7 +426,7 @@ func (s *Service) recoverFromError(ctx context.Context, d *Desired, f *found) Ou
 		return failed(fmt.Errorf("deleting load balancer %s in ERROR: %w", f.name, err))
 	}
 	s.memory.forgetError(f.id)
-	s.warn("DeletedLoadBalancer", "Deleted load balancer %s (%s), in ERROR %d times, to recreate it for %s", f.name, f.id, ErrorObservations, zoneWords(d.AvailabilityZone))
+	s.report.Warn("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: f.name, ID: f.id, Zone: d.AvailabilityZone}, "Deleted load balancer %s (%s), in ERROR %d times, to recreate it for %s", f.name, f.id, ErrorObservations, zoneWords(d.AvailabilityZone))
 	out := waiting(fmt.Sprintf("load balancer %s was in ERROR and is being recreated", f.name))
 	out.Reason = infrav1.LoadBalancerErrorReason
 	return out

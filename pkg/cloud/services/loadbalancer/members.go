@@ -19,14 +19,17 @@ package loadbalancer
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // Member is a control plane machine's registration with the pools of API server load balancers:
@@ -74,6 +77,69 @@ func derefLB(lb *infrav1.LoadBalancer) []infrav1.LoadBalancer {
 		return nil
 	}
 	return []infrav1.LoadBalancer{*lb}
+}
+
+// ZoneMapped says whether availabilityZoneSubnets maps availability zone az.
+func ZoneMapped(spec *infrav1.OpenStackClusterSpec, az string) bool {
+	return spec.APIServerLoadBalancer != nil &&
+		slices.ContainsFunc(spec.APIServerLoadBalancer.AvailabilityZoneSubnets, func(m infrav1.AZSubnetMapping) bool { return m.AvailabilityZone == az })
+}
+
+// MappedZones lists the availability zones availabilityZoneSubnets maps, for messages.
+func MappedZones(spec *infrav1.OpenStackClusterSpec) string {
+	var zones []string
+	if spec.APIServerLoadBalancer != nil {
+		for _, m := range spec.APIServerLoadBalancer.AvailabilityZoneSubnets {
+			zones = append(zones, m.AvailabilityZone)
+		}
+	}
+	if len(zones) == 0 {
+		return "no zone"
+	}
+	return strings.Join(zones, ", ")
+}
+
+// UncoveredControlPlaneZones are the control plane failure domains whose machines would be a
+// member of no API server load balancer: per-AZ load balancers, cross-AZ members off, no zone
+// mapping for the failure domain and no single load balancer left to fall back on.
+func UncoveredControlPlaneZones(osc *infrav1.OpenStackCluster) []string {
+	lb := osc.Spec.APIServerLoadBalancer
+	if !osc.Spec.APIServerLoadBalancersPerZone() || ptr.Deref(lb.AllowCrossAZLoadBalancerMembers, false) {
+		return nil
+	}
+	if single := osc.Status.APIServerLoadBalancer; single != nil && single.ID != "" && single.AvailabilityZone == "" {
+		return nil
+	}
+	var out []string
+	for _, fd := range osc.Status.FailureDomains {
+		if ptr.Deref(fd.ControlPlane, false) && !ZoneMapped(&osc.Spec, fd.Name) {
+			out = append(out, fd.Name)
+		}
+	}
+	return out
+}
+
+// MemberSubnet is the cluster subnet of address when a target load balancer is on another
+// network than the cluster's, so that Octavia reaches the member through that subnet; "" when
+// every target is on the cluster network.
+func MemberSubnet(status *infrav1.OpenStackClusterStatus, targets []infrav1.LoadBalancer, address string) string {
+	cluster := status.Network
+	if cluster == nil {
+		return ""
+	}
+	elsewhere := slices.ContainsFunc(targets, func(t infrav1.LoadBalancer) bool {
+		return t.LoadBalancerNetwork != nil && t.LoadBalancerNetwork.ID != cluster.ID
+	})
+	ip, err := netip.ParseAddr(address)
+	if !elsewhere || err != nil {
+		return ""
+	}
+	for _, sn := range cluster.Subnets {
+		if prefix, err := netip.ParsePrefix(sn.CIDR); err == nil && prefix.Contains(ip) {
+			return sn.ID
+		}
+	}
+	return ""
 }
 
 // ReconcileMembership makes m a member of every pool of each load balancer whose ID is in
@@ -129,7 +195,7 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 			keep := member && current
 			if ours && !keep {
 				// Not a target any more, or an old address of the machine.
-				return s.deleteMember(ctx, name, p, &mb)
+				return s.deleteMember(ctx, lb, name, p, &mb)
 			}
 		}
 	}
@@ -148,13 +214,13 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 		case err != nil:
 			return false, fmt.Errorf("adding member %s (%s) to pool %s: %w", m.Name, m.Address, p.Name, err)
 		}
-		s.event("CreatedMember", "Added %s (%s) to pool %s of load balancer %s", m.Name, m.Address, p.Name, name)
+		s.report.Changed("CreatedMember", report.Resource{Kind: "Member", Name: p.Name + "/" + m.Name, Zone: lb.AvailabilityZone}, "Added %s (%s) to pool %s of load balancer %s", m.Name, m.Address, p.Name, name)
 		return false, nil
 	}
 	return true, nil
 }
 
-func (s *Service) deleteMember(ctx context.Context, lbName string, p *pools.Pool, mb *pools.Member) (bool, error) {
+func (s *Service) deleteMember(ctx context.Context, lb *infrav1.LoadBalancer, lbName string, p *pools.Pool, mb *pools.Member) (bool, error) {
 	err := s.lb.DeleteMember(ctx, p.ID, mb.ID)
 	switch {
 	case clients.IsConflict(err):
@@ -162,7 +228,7 @@ func (s *Service) deleteMember(ctx context.Context, lbName string, p *pools.Pool
 	case err != nil && !clients.IsNotFound(err):
 		return false, fmt.Errorf("removing member %s (%s) from pool %s: %w", mb.Name, mb.Address, p.Name, err)
 	}
-	s.event("DeletedMember", "Removed %s (%s) from pool %s of load balancer %s", mb.Name, mb.Address, p.Name, lbName)
+	s.report.Changed("DeletedMember", report.Resource{Kind: "Member", Name: p.Name + "/" + mb.Name, ID: mb.ID, Zone: lb.AvailabilityZone}, "Removed %s (%s) from pool %s of load balancer %s", mb.Name, mb.Address, p.Name, lbName)
 	return false, nil
 }
 

@@ -161,7 +161,7 @@ func TestMembershipFollowsTheTargets(t *testing.T) {
 	g.Expect(ev).To(ContainSubstring("DeletedMember"))
 }
 
-func TestMockMembership(t *testing.T) {
+func TestMembershipCalls(t *testing.T) {
 	d := desiredAZ("az1")
 	lb := infrav1.LoadBalancer{ID: lbID, Name: d.Name, AvailabilityZone: "az1"}
 	m := Member{Name: "cp-1", Address: "10.6.0.11", SubnetID: "cluster-subnet"}

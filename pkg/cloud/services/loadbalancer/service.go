@@ -21,17 +21,13 @@ limitations under the License.
 package loadbalancer
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/events"
-
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // Name is the name of an API server load balancer: the legacy single load balancer when az is
@@ -74,20 +70,19 @@ func ownsFloatingIP(description, namespace, cluster string) bool {
 type Service struct {
 	lb       clients.LoadBalancerClient
 	net      clients.NetworkClient
-	recorder events.EventRecorder
-	owner    runtime.Object
+	report   *report.Recorder
 	memory   *Memory
 	cloudKey string
 }
 
-// NewService returns a service for one reconcile. memory outlives it: it carries what the
-// controller learnt about the cloud (Octavia capabilities) and the ERROR observations of load
-// balancers; cloudKey identifies the cloud in it.
-func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, recorder events.EventRecorder, owner runtime.Object, memory *Memory, cloudKey string) *Service {
+// NewService returns a service for one reconcile, which reports what it changes to rep. memory
+// outlives it: it carries what the controller learnt about the cloud (Octavia capabilities) and
+// the ERROR observations of load balancers; cloudKey identifies the cloud in it.
+func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, rep *report.Recorder, memory *Memory, cloudKey string) *Service {
 	if memory == nil {
 		memory = NewMemory()
 	}
-	return &Service{lb: lb, net: net, recorder: recorder, owner: owner, memory: memory, cloudKey: cloudKey}
+	return &Service{lb: lb, net: net, report: rep, memory: memory, cloudKey: cloudKey}
 }
 
 // Memory is what the controller remembers between reconciles: the capabilities of each cloud,
@@ -157,47 +152,4 @@ func (m *Memory) forgetError(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.errorSeen, id)
-}
-
-// eventActions maps the start of an event reason to its action.
-var eventActions = map[string]string{
-	"Created": "Create", "Deleted": "Delete", "Renamed": "Rename", "Updated": "Update",
-	"Adopted": "Adopt", "Associated": "Associate", "Released": "Delete",
-}
-
-// event records a change made in the cloud.
-func (s *Service) event(reason, format string, args ...any) {
-	s.emit(corev1.EventTypeNormal, reason, format, args...)
-}
-
-// warn records something the user should know: a provider feature missing, a load balancer in
-// ERROR.
-func (s *Service) warn(reason, format string, args ...any) {
-	s.emit(corev1.EventTypeWarning, reason, format, args...)
-}
-
-func (s *Service) emit(eventType, reason, format string, args ...any) {
-	if s.recorder == nil || s.owner == nil {
-		return
-	}
-	action := "Reconcile"
-	for past, verb := range eventActions {
-		if strings.HasPrefix(reason, past) {
-			action = verb
-		}
-	}
-	s.recorder.Eventf(s.owner, nil, eventType, reason, action, format, args...)
-}
-
-// ConfigError is a problem with the spec that only the cloud reveals: a subnet that is not on the
-// load balancer network, a flavor that does not exist. It concerns one load balancer; the others
-// go on.
-type ConfigError struct{ Message string }
-
-func (e *ConfigError) Error() string { return e.Message }
-
-// IsConfigError reports whether err is, or wraps, a ConfigError.
-func IsConfigError(err error) bool {
-	var c *ConfigError
-	return errors.As(err, &c)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // APIServerFloatingIPDescription marks the floating IP the controller allocates for a cluster's
@@ -52,7 +53,7 @@ func (s *Service) ReconcileAPIServerFloatingIP(ctx context.Context, description,
 	if err != nil {
 		return "", fmt.Errorf("allocating the API server floating IP on network %s: %w", externalNetworkID, err)
 	}
-	s.event("CreatedFloatingIP", "Allocated floating IP %s for the API server", fip.FloatingIP)
+	s.report.Changed("CreatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Allocated floating IP %s for the API server", fip.FloatingIP)
 	return fip.FloatingIP, nil
 }
 
@@ -67,7 +68,7 @@ func (s *Service) DeleteAPIServerFloatingIP(ctx context.Context, description str
 		if err := s.client.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("releasing floating IP %s: %w", fip.FloatingIP, err)
 		}
-		s.event("DeletedFloatingIP", "Released floating IP %s of the API server", fip.FloatingIP)
+		s.report.Changed("DeletedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Released floating IP %s of the API server", fip.FloatingIP)
 	}
 	return nil
 }

@@ -33,6 +33,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // ResolveExternalNetwork finds the external network: the one spec.externalNetwork selects, or the
@@ -45,7 +46,7 @@ func (s *Service) ResolveExternalNetwork(ctx context.Context, spec *infrav1.Open
 	if param != nil && param.ID != nil {
 		n, err := s.client.GetNetwork(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return nil, &SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf("spec.externalNetwork.id: network %s does not exist", *param.ID)}
+			return nil, &report.SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf("spec.externalNetwork.id: network %s does not exist", *param.ID)}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("getting external network %s: %w", *param.ID, err)
@@ -67,10 +68,10 @@ func (s *Service) ResolveExternalNetwork(ctx context.Context, spec *infrav1.Open
 	case 1:
 		return &infrav1.NetworkStatus{Name: found[0].Name, ID: found[0].ID, Tags: found[0].Tags}, nil
 	case 0:
-		return nil, &SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf(
+		return nil, &report.SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf(
 			"%s has no external network: set spec.externalNetwork, or spec.disableExternalNetwork to true", field)}
 	default:
-		return nil, &SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf(
+		return nil, &report.SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf(
 			"%s has %d external networks (%s): set spec.externalNetwork to choose one", field, len(found), names(found, func(n networks.Network) string { return n.Name }))}
 	}
 }
@@ -114,7 +115,7 @@ func (s *Service) ReconcileNetwork(ctx context.Context, name string, spec *infra
 		return s.reconcileManagedNetwork(ctx, name, spec, known)
 	}
 	if spec.Network == nil {
-		return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: "the cluster has no network: set spec.managedSubnets to create one, or spec.network to use an existing one"}
+		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: "the cluster has no network: set spec.managedSubnets to create one, or spec.network to use an existing one"}
 	}
 	if known != nil && known.ID != "" && len(known.Subnets) > 0 {
 		return known, nil
@@ -135,7 +136,7 @@ func (s *Service) resolveNetwork(ctx context.Context, spec *infrav1.OpenStackClu
 			return nil, fmt.Errorf("listing the subnets of network %s: %w", network.ID, err)
 		}
 		if len(all) == 0 {
-			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("network %s has no subnet", network.Name)}
+			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("network %s has no subnet", network.Name)}
 		}
 		for _, sn := range all {
 			status.Subnets = append(status.Subnets, SubnetStatus(&sn))
@@ -158,7 +159,7 @@ func (s *Service) ResolveNetworkParam(ctx context.Context, param *infrav1.Networ
 	if param.ID != nil {
 		n, err := s.client.GetNetwork(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("%s.id: network %s does not exist", field, *param.ID)}
+			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("%s.id: network %s does not exist", field, *param.ID)}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("getting network %s: %w", *param.ID, err)
@@ -166,14 +167,14 @@ func (s *Service) ResolveNetworkParam(ctx context.Context, param *infrav1.Networ
 		return n, nil
 	}
 	if param.Filter == nil {
-		return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: field + ": set id or filter"}
+		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: field + ": set id or filter"}
 	}
 	found, err := s.client.ListNetworks(ctx, networkListOpts(param.Filter))
 	if err != nil {
 		return nil, fmt.Errorf("listing networks: %w", err)
 	}
 	if len(found) != 1 {
-		return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
+		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
 			"%s.filter %s matches %d networks, want exactly one", field, describeNetworkFilter(param.Filter), len(found))}
 	}
 	return &found[0], nil
@@ -185,13 +186,13 @@ func (s *Service) ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam,
 	if param.ID != nil {
 		sn, err := s.client.GetSubnet(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("%s.id: subnet %s does not exist", field, *param.ID)}
+			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("%s.id: subnet %s does not exist", field, *param.ID)}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("getting subnet %s: %w", *param.ID, err)
 		}
 		if networkID != "" && sn.NetworkID != networkID {
-			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
+			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
 				"%s.id: subnet %s (%s) is on network %s, not on network %s", field, sn.Name, sn.ID, sn.NetworkID, networkID)}
 		}
 		return sn, nil
@@ -205,7 +206,7 @@ func (s *Service) ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam,
 		if networkID != "" {
 			where = " on network " + networkID
 		}
-		return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
+		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
 			"%s.filter %s matches %d subnets%s, want exactly one", field, describeSubnetFilter(param.Filter), len(found), where)}
 	}
 	return &found[0], nil
@@ -281,7 +282,7 @@ func (s *Service) findOrCreateNetwork(ctx context.Context, name string, spec *in
 		if err != nil {
 			return nil, fmt.Errorf("creating network %s: %w", name, err)
 		}
-		s.event("CreatedNetwork", "Created network %s (%s)", name, network.ID)
+		s.report.Changed("CreatedNetwork", report.Resource{Kind: "Network", Name: name, ID: network.ID}, "Created network %s (%s)", name, network.ID)
 		return network, nil
 	case 1:
 		s.adopted("Network", name, found[0].ID)
@@ -315,7 +316,7 @@ func (s *Service) knownSubnetsStillThere(n *networks.Network, known *infrav1.Net
 func (s *Service) reconcileManagedSubnet(ctx context.Context, name, networkID string, want *infrav1.SubnetSpec, existing []subnets.Subnet) (*subnets.Subnet, error) {
 	prefix, err := netip.ParsePrefix(want.CIDR)
 	if err != nil {
-		return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.managedSubnets: %q is not a CIDR", want.CIDR)}
+		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.managedSubnets: %q is not a CIDR", want.CIDR)}
 	}
 	for i := range existing {
 		if existing[i].CIDR == prefix.Masked().String() {
@@ -337,7 +338,7 @@ func (s *Service) reconcileManagedSubnet(ctx context.Context, name, networkID st
 	if err != nil {
 		return nil, fmt.Errorf("creating subnet %s (%s): %w", name, want.CIDR, err)
 	}
-	s.event("CreatedSubnet", "Created subnet %s (%s, %s)", name, sn.ID, sn.CIDR)
+	s.report.Changed("CreatedSubnet", report.Resource{Kind: "Subnet", Name: name, ID: sn.ID}, "Created subnet %s (%s, %s)", name, sn.ID, sn.CIDR)
 	return sn, nil
 }
 

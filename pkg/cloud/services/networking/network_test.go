@@ -22,6 +22,10 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/go-logr/logr"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
@@ -52,7 +56,7 @@ func newService(t *testing.T) (*Service, *mock.MockNetworkClient, *events.FakeRe
 	ctrl := gomock.NewController(t)
 	client := mock.NewMockNetworkClient(ctrl)
 	recorder := events.NewFakeRecorder(10)
-	return NewService(client, recorder, &infrav1.OpenStackCluster{}), client, recorder
+	return NewService(client, report.NewRecorder(recorder, &infrav1.OpenStackCluster{}, logr.Discard())), client, recorder
 }
 
 func TestResolveExternalNetwork(t *testing.T) {
@@ -140,7 +144,7 @@ func TestResolveExternalNetwork(t *testing.T) {
 				return
 			}
 			g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
-			specErr, isSpec := IsSpecError(err)
+			specErr, isSpec := report.AsSpecError(err)
 			g.Expect(isSpec).To(Equal(tt.wantReason != ""), "only problems with the spec are spec errors")
 			if isSpec {
 				g.Expect(specErr.Reason).To(Equal(tt.wantReason))
@@ -300,7 +304,7 @@ func TestResolveUserNetwork(t *testing.T) {
 		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "a"}, {ID: "b"}}, nil)
 		_, err := s.ReconcileNetwork(ctx, "unused", &byFilter, nil)
 		g.Expect(err).To(MatchError("spec.network.filter {name=k8s} matches 2 networks, want exactly one"))
-		_, isSpec := IsSpecError(err)
+		_, isSpec := report.AsSpecError(err)
 		g.Expect(isSpec).To(BeTrue())
 	})
 

@@ -27,6 +27,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 const routerInterfaceOwner = "network:router_interface"
@@ -75,7 +76,7 @@ func (s *Service) ReconcileRouter(ctx context.Context, name string, spec *infrav
 		if _, err := s.client.AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: sn.ID}); err != nil {
 			return nil, fmt.Errorf("adding subnet %s to router %s: %w", sn.ID, router.ID, err)
 		}
-		s.event("AddedRouterInterface", "Added subnet %s to router %s", sn.Name, router.Name)
+		s.report.Changed("AddedRouterInterface", report.Resource{Kind: "RouterInterface", Name: router.Name + "/" + sn.Name, ID: sn.ID}, "Added subnet %s to router %s", sn.Name, router.Name)
 	}
 
 	status := &infrav1.Router{Name: router.Name, ID: router.ID, Tags: tags}
@@ -90,7 +91,7 @@ func (s *Service) findOrCreateRouter(ctx context.Context, name string, spec *inf
 		if spec.Router.ID != nil {
 			r, err := s.client.GetRouter(ctx, *spec.Router.ID)
 			if clients.IsNotFound(err) {
-				return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.id: router %s does not exist", *spec.Router.ID)}
+				return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.id: router %s does not exist", *spec.Router.ID)}
 			}
 			if err != nil {
 				return nil, fmt.Errorf("getting router %s: %w", *spec.Router.ID, err)
@@ -105,7 +106,7 @@ func (s *Service) findOrCreateRouter(ctx context.Context, name string, spec *inf
 			return nil, fmt.Errorf("listing routers: %w", err)
 		}
 		if len(found) != 1 {
-			return nil, &SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.filter %s matches %d routers, want exactly one",
+			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.filter %s matches %d routers, want exactly one",
 				describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID, "tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny), len(found))}
 		}
 		return &found[0], nil
@@ -126,7 +127,7 @@ func (s *Service) findOrCreateRouter(ctx context.Context, name string, spec *inf
 		if err != nil {
 			return nil, fmt.Errorf("creating router %s: %w", name, err)
 		}
-		s.event("CreatedRouter", "Created router %s (%s)", name, r.ID)
+		s.report.Changed("CreatedRouter", report.Resource{Kind: "Router", Name: name, ID: r.ID}, "Created router %s (%s)", name, r.ID)
 		return r, nil
 	case 1:
 		s.adopted("Router", name, found[0].ID)
@@ -160,7 +161,7 @@ func (s *Service) DeleteManagedRouter(ctx context.Context, name string, spec *in
 	var clusterSubnets []string
 	if spec.Router != nil {
 		r, err := s.findOrCreateRouter(ctx, name, spec, "")
-		if _, isSpec := IsSpecError(err); isSpec || clients.IsNotFound(err) {
+		if _, isSpec := report.AsSpecError(err); isSpec || clients.IsNotFound(err) {
 			return nil // the user's router is gone or no longer matches: nothing of ours is on it
 		}
 		if err != nil {
@@ -202,7 +203,7 @@ func (s *Service) DeleteManagedRouter(ctx context.Context, name string, spec *in
 			return fmt.Errorf("deleting router %s: %w", r.ID, err)
 		}
 		if err == nil {
-			s.event("DeletedRouter", "Deleted router %s (%s)", r.Name, r.ID)
+			s.report.Changed("DeletedRouter", report.Resource{Kind: "Router", Name: r.Name, ID: r.ID}, "Deleted router %s (%s)", r.Name, r.ID)
 		}
 	}
 	return nil

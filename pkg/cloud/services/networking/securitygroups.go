@@ -27,6 +27,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // SecurityGroupNames are the names of a cluster's managed security groups, as upstream CAPO
@@ -167,7 +168,7 @@ func convertRule(r infrav1.SecurityGroupRuleSpec, groupIDs map[infrav1.ManagedSe
 	for _, g := range r.RemoteManagedGroups {
 		id, ok := groupIDs[g]
 		if !ok {
-			return nil, &SpecError{Reason: infrav1.ProvisioningReason, Message: fmt.Sprintf("%s.remoteManagedGroups: unknown group %q", field, g)}
+			return nil, &report.SpecError{Reason: infrav1.ProvisioningReason, Message: fmt.Sprintf("%s.remoteManagedGroups: unknown group %q", field, g)}
 		}
 		rule := base
 		rule.key.remoteGroupID = id
@@ -220,7 +221,7 @@ func (s *Service) findOrCreateGroupByName(ctx context.Context, name string) (*gr
 		if err != nil {
 			return nil, fmt.Errorf("creating security group %s: %w", name, err)
 		}
-		s.event("CreatedSecurityGroup", "Created security group %s (%s)", name, g.ID)
+		s.report.Changed("CreatedSecurityGroup", report.Resource{Kind: "SecurityGroup", Name: name, ID: g.ID}, "Created security group %s (%s)", name, g.ID)
 		return g, nil
 	case 1:
 		s.adopted("SecurityGroup", name, found[0].ID)
@@ -303,7 +304,7 @@ func (s *Service) ResolveSecurityGroup(ctx context.Context, param *infrav1.Secur
 	if param.ID != nil {
 		g, err := s.client.GetSecGroup(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return "", &SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("%s.id: security group %s does not exist", field, *param.ID)}
+			return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("%s.id: security group %s does not exist", field, *param.ID)}
 		}
 		if err != nil {
 			return "", fmt.Errorf("getting security group %s: %w", *param.ID, err)
@@ -311,7 +312,7 @@ func (s *Service) ResolveSecurityGroup(ctx context.Context, param *infrav1.Secur
 		return g.ID, nil
 	}
 	if param.Filter == nil {
-		return "", &SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: field + ": set id or filter"}
+		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: field + ": set id or filter"}
 	}
 	f := param.Filter
 	tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
@@ -321,7 +322,7 @@ func (s *Service) ResolveSecurityGroup(ctx context.Context, param *infrav1.Secur
 		return "", fmt.Errorf("listing security groups: %w", err)
 	}
 	if len(found) != 1 {
-		return "", &SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("%s.filter %s matches %d security groups, want exactly one", field,
+		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("%s.filter %s matches %d security groups, want exactly one", field,
 			describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID,
 				"tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny), len(found))}
 	}

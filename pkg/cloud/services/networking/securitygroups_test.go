@@ -71,7 +71,7 @@ func TestDesiredRules(t *testing.T) {
 func TestReconcileSecurityGroupsConverges(t *testing.T) {
 	g := NewWithT(t)
 	cloud := fakeopenstack.New(fakeopenstack.Options{})
-	s := NewService(cloud.Network(), nil, nil)
+	s := NewService(cloud.Network(), nil)
 	spec := &infrav1.OpenStackClusterSpec{APIServerPort: 6443, ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{}}
 
 	cp, worker, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil)
@@ -125,7 +125,7 @@ func TestAPIServerFloatingIP(t *testing.T) {
 		cloud := fakeopenstack.New(fakeopenstack.Options{})
 		ext := cloud.AddNetwork("public", true)
 		cloud.AddSubnet(ext, "public", "172.24.4.0/24")
-		s := NewService(cloud.Network(), nil, nil)
+		s := NewService(cloud.Network(), nil)
 		first, err := s.ReconcileAPIServerFloatingIP(ctx, desc, ext, nil)
 		g.Expect(err).NotTo(HaveOccurred())
 		again, err := s.ReconcileAPIServerFloatingIP(ctx, desc, ext, nil)
@@ -141,7 +141,7 @@ func TestAPIServerFloatingIP(t *testing.T) {
 		cloud := fakeopenstack.New(fakeopenstack.Options{})
 		ext := cloud.AddNetwork("public", true)
 		cloud.AddSubnet(ext, "public", "172.24.4.0/24")
-		s := NewService(cloud.Network(), nil, nil)
+		s := NewService(cloud.Network(), nil)
 		addr, err := s.ReconcileAPIServerFloatingIP(ctx, desc, ext, ptr.To("172.24.4.77"))
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(addr).To(Equal("172.24.4.77"))

@@ -26,28 +26,24 @@ import (
 	"strings"
 	"unicode"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/events"
-
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // Service reconciles the Neutron resources of one cluster.
 type Service struct {
-	client   clients.NetworkClient
-	recorder events.EventRecorder
-	// owner is the object events are recorded on.
-	owner runtime.Object
+	client clients.NetworkClient
+	report *report.Recorder
 	// known are the IDs the owner's status already records: finding one of them is not an
 	// adoption.
 	known map[string]bool
 }
 
-// NewService returns a service that calls Neutron through client and records events on owner.
-func NewService(client clients.NetworkClient, recorder events.EventRecorder, owner runtime.Object) *Service {
-	return &Service{client: client, recorder: recorder, owner: owner, known: map[string]bool{}}
+// NewService returns a service that calls Neutron through client and reports what it changes to
+// rep.
+func NewService(client clients.NetworkClient, rep *report.Recorder) *Service {
+	return &Service{client: client, report: rep, known: map[string]bool{}}
 }
 
 // Known tells the service which resource IDs the owner's status already records, so that only
@@ -64,7 +60,7 @@ func (s *Service) Known(ids ...string) {
 // adopted records that an existing resource of the cluster was found in the cloud.
 func (s *Service) adopted(kind, name, id string) {
 	if !s.known[id] {
-		s.event("Adopted"+kind, "Adopted existing %s %s (%s)", words(kind), name, id)
+		s.report.Changed("Adopted"+kind, report.Resource{Kind: kind, Name: name, ID: id}, "Adopted existing %s %s (%s)", words(kind), name, id)
 		s.known[id] = true
 	}
 }
@@ -73,22 +69,6 @@ func (s *Service) adopted(kind, name, id string) {
 // cluster, as upstream CAPO names them (so that their resources are adopted).
 func ResourceName(namespace, cluster string) string {
 	return fmt.Sprintf("k8s-clusterapi-cluster-%s-%s", namespace, cluster)
-}
-
-// SpecError is a problem with the spec that only OpenStack can reveal, such as a filter that
-// matches no resource or several. Reason is a condition reason; the message names the field.
-type SpecError struct {
-	Reason  string
-	Message string
-}
-
-func (e *SpecError) Error() string { return e.Message }
-
-// IsSpecError reports whether err is, or wraps, a SpecError, and returns it.
-func IsSpecError(err error) (*SpecError, bool) {
-	var specErr *SpecError
-	ok := errors.As(err, &specErr)
-	return specErr, ok
 }
 
 // ErrWaitingForPorts means the network cannot be deleted yet: ports (servers, load balancers)
@@ -101,7 +81,7 @@ var ErrWaitingForPorts = errors.New("the cluster network still has ports")
 func (s *Service) deleted(err error, kind, name, id string) error {
 	switch {
 	case err == nil:
-		s.event("Deleted"+kind, "Deleted %s %s (%s)", words(kind), name, id)
+		s.report.Changed("Deleted"+kind, report.Resource{Kind: kind, Name: name, ID: id}, "Deleted %s %s (%s)", words(kind), name, id)
 		return nil
 	case clients.IsNotFound(err):
 		return nil
@@ -123,23 +103,6 @@ func words(kind string) string {
 	}
 	return b.String()
 }
-
-// event records a change made in the cloud. The action is the verb the reason starts with
-// (CreatedNetwork: Create).
-func (s *Service) event(reason, format string, args ...any) {
-	if s.recorder == nil || s.owner == nil {
-		return
-	}
-	action := "Reconcile"
-	for past, verb := range eventActions {
-		if strings.HasPrefix(reason, past) {
-			action = verb
-		}
-	}
-	s.recorder.Eventf(s.owner, nil, corev1.EventTypeNormal, reason, action, format, args...)
-}
-
-var eventActions = map[string]string{"Created": "Create", "Deleted": "Delete", "Added": "Add", "Adopted": "Adopt"}
 
 // names lists resource names for messages, sorted.
 func names[T any](items []T, name func(T) string) string {

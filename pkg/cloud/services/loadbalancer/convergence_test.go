@@ -21,6 +21,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/apiversions"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
@@ -72,7 +76,7 @@ func newWorld(t *testing.T, azs ...string) *world {
 }
 
 func (w *world) service() *Service {
-	return NewService(w.cloud.LoadBalancer(), w.cloud.Network(), w.recorder, &infrav1.OpenStackCluster{}, w.memory, "fake")
+	return NewService(w.cloud.LoadBalancer(), w.cloud.Network(), report.NewRecorder(w.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), w.memory, "fake")
 }
 
 // desired is the load balancer of az ("" for the single one) of cluster ns/c.

@@ -31,6 +31,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // child is one port's listener, with its pool and monitor as the status tree shows them.
@@ -89,6 +90,16 @@ func (s *Service) childChanged(f *found, format string, args ...any) (Outcome, b
 	return waiting(fmt.Sprintf("load balancer %s: %s", f.name, fmt.Sprintf(format, args...))), true
 }
 
+// childCreated records the creation of the listener, pool or health monitor (kind) of port.
+func (s *Service) childCreated(d *Desired, f *found, kind, name, id string, port int) (Outcome, bool) {
+	what := kindWords[kind]
+	s.report.Changed("Created"+kind, report.Resource{Kind: kind, Name: name, ID: id, Zone: d.AvailabilityZone}, "Created %s %s (%s) for port %d", what, name, id, port)
+	return s.childChanged(f, "created %s %s", what, name)
+}
+
+// kindWords spells the kinds of a load balancer's children for people.
+var kindWords = map[string]string{"Listener": "listener", "Pool": "pool", "HealthMonitor": "health monitor"}
+
 // childFailed turns the answer to a child mutation into an outcome: a conflict means Octavia is
 // still busy with the load balancer.
 func (s *Service) childFailed(f *found, err error, what string) (Outcome, bool) {
@@ -115,10 +126,9 @@ func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port 
 		if err != nil {
 			return s.childFailed(f, err, fmt.Sprintf("creating listener %s", name))
 		}
-		s.event("CreatedListener", "Created listener %s (%s) on port %d", name, l.ID, port)
-		return s.childChanged(f, "created listener %s", name)
+		return s.childCreated(d, f, "Listener", name, l.ID, port)
 	}
-	if out, changed := s.nameChild(f, "listener", "Listener", c.listener.ID, c.listener.Name, name, c.listener.ProvisioningStatus, func() error {
+	if out, changed := s.nameChild(d, f, "listener", "Listener", c.listener.ID, c.listener.Name, name, c.listener.ProvisioningStatus, func() error {
 		_, err := s.lb.UpdateListener(ctx, c.listener.ID, listeners.UpdateOpts{Name: &name})
 		return err
 	}); changed {
@@ -129,10 +139,9 @@ func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port 
 		if err != nil {
 			return s.childFailed(f, err, fmt.Sprintf("creating pool %s", name))
 		}
-		s.event("CreatedPool", "Created pool %s (%s) for port %d", name, p.ID, port)
-		return s.childChanged(f, "created pool %s", name)
+		return s.childCreated(d, f, "Pool", name, p.ID, port)
 	}
-	if out, changed := s.nameChild(f, "pool", "Pool", c.pool.ID, c.pool.Name, name, c.pool.ProvisioningStatus, func() error {
+	if out, changed := s.nameChild(d, f, "pool", "Pool", c.pool.ID, c.pool.Name, name, c.pool.ProvisioningStatus, func() error {
 		_, err := s.lb.UpdatePool(ctx, c.pool.ID, pools.UpdateOpts{Name: &name})
 		return err
 	}); changed {
@@ -143,11 +152,10 @@ func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port 
 		if err != nil {
 			return s.childFailed(f, err, fmt.Sprintf("creating health monitor %s", name))
 		}
-		s.event("CreatedHealthMonitor", "Created health monitor %s (%s) for port %d", name, m.ID, port)
-		return s.childChanged(f, "created health monitor %s", name)
+		return s.childCreated(d, f, "HealthMonitor", name, m.ID, port)
 	}
 	monitor := c.pool.Monitor
-	if out, changed := s.nameChild(f, "health monitor", "HealthMonitor", monitor.ID, monitor.Name, name, monitor.ProvisioningStatus, func() error {
+	if out, changed := s.nameChild(d, f, "health monitor", "HealthMonitor", monitor.ID, monitor.Name, name, monitor.ProvisioningStatus, func() error {
 		_, err := s.lb.UpdateMonitor(ctx, monitor.ID, monitors.UpdateOpts{Name: &name})
 		return err
 	}); changed {
@@ -158,7 +166,7 @@ func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port 
 
 // nameChild gives a listener, pool or monitor its name, or settles it when Octavia left it
 // pending: both are an update of its name, one per reconcile.
-func (s *Service) nameChild(f *found, kind, reason, id, have, want, provisioning string, update func() error) (Outcome, bool) {
+func (s *Service) nameChild(d *Desired, f *found, kind, reason, id, have, want, provisioning string, update func() error) (Outcome, bool) {
 	if have == want && !stuck(provisioning) {
 		return Outcome{}, false
 	}
@@ -170,10 +178,10 @@ func (s *Service) nameChild(f *found, kind, reason, id, have, want, provisioning
 		return s.childFailed(f, err, fmt.Sprintf("%s %s %s", verb, kind, have))
 	}
 	if have != want {
-		s.event("Renamed"+reason, "Renamed %s %s to %s (%s)", kind, have, want, id)
+		s.report.Changed("Renamed"+reason, report.Resource{Kind: reason, Name: want, ID: id, Zone: d.AvailabilityZone}, "Renamed %s %s to %s (%s)", kind, have, want, id)
 		return s.childChanged(f, "renamed %s %s", kind, want)
 	}
-	s.warn("Updated"+reason, stuckMessage, kind, want, provisioning, f.name)
+	s.report.Warn("Updated"+reason, report.Resource{Kind: reason, Name: want, ID: id, Zone: d.AvailabilityZone}, stuckMessage, kind, want, provisioning, f.name)
 	return s.childChanged(f, "settling %s %s", kind, want)
 }
 
@@ -196,13 +204,13 @@ func (s *Service) removeStrayPorts(ctx context.Context, d *Desired, f *found, al
 			if err := s.lb.DeletePool(ctx, p.ID); err != nil && !clients.IsNotFound(err) {
 				return s.childFailed(f, err, fmt.Sprintf("deleting pool %s", p.Name))
 			}
-			s.event("DeletedPool", "Deleted pool %s (%s): port %d is no longer asked for", p.Name, p.ID, l.ProtocolPort)
+			s.report.Changed("DeletedPool", report.Resource{Kind: "Pool", Name: p.Name, ID: p.ID, Zone: d.AvailabilityZone}, "Deleted pool %s (%s): port %d is no longer asked for", p.Name, p.ID, l.ProtocolPort)
 			return s.childChanged(f, "deleted pool %s", p.Name)
 		}
 		if err := s.lb.DeleteListener(ctx, l.ID); err != nil && !clients.IsNotFound(err) {
 			return s.childFailed(f, err, fmt.Sprintf("deleting listener %s", l.Name))
 		}
-		s.event("DeletedListener", "Deleted listener %s (%s): port %d is no longer asked for", l.Name, l.ID, l.ProtocolPort)
+		s.report.Changed("DeletedListener", report.Resource{Kind: "Listener", Name: l.Name, ID: l.ID, Zone: d.AvailabilityZone}, "Deleted listener %s (%s): port %d is no longer asked for", l.Name, l.ID, l.ProtocolPort)
 		return s.childChanged(f, "deleted listener %s", l.Name)
 	}
 	return Outcome{}, false
@@ -242,14 +250,14 @@ func (s *Service) reconcileAllowedCIDRs(ctx context.Context, d *Desired, f *foun
 		_, err := s.lb.UpdateListener(ctx, c.listener.ID, listeners.UpdateOpts{AllowedCIDRs: &cidrs})
 		if gophercloud.ResponseCodeIs(err, http.StatusNotImplemented) {
 			s.rejectAllowedCIDRs(d.Provider)
-			s.warn("AllowedCIDRsNotSupported", "Octavia provider %s does not support allowed CIDRs: listener %s stays open to all", providerName(d.Provider), c.listener.Name)
+			s.report.Warn("AllowedCIDRsNotSupported", report.Resource{Kind: "Listener", Name: c.listener.Name, ID: c.listener.ID, Zone: d.AvailabilityZone}, "Octavia provider %s does not support allowed CIDRs: listener %s stays open to all", providerName(d.Provider), c.listener.Name)
 			return inEffect, Outcome{}, false
 		}
 		if err != nil {
 			out, changed := s.childFailed(f, err, fmt.Sprintf("setting the allowed CIDRs of listener %s", c.listener.Name))
 			return nil, out, changed
 		}
-		s.event("UpdatedListener", "Set the allowed CIDRs of listener %s (%s) to [%s]", c.listener.Name, c.listener.ID, joinOrAll(cidrs))
+		s.report.Changed("UpdatedListener", report.Resource{Kind: "Listener", Name: c.listener.Name, ID: c.listener.ID, Zone: d.AvailabilityZone}, "Set the allowed CIDRs of listener %s (%s) to [%s]", c.listener.Name, c.listener.ID, joinOrAll(cidrs))
 		out, changed := s.childChanged(f, "updated the allowed CIDRs of listener %s", c.listener.Name)
 		return nil, out, changed
 	}

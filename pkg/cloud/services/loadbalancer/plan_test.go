@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controllers
+package loadbalancer
 
 import (
 	"net/http"
@@ -26,13 +26,11 @@ import (
 	. "github.com/onsi/gomega"
 	"go.uber.org/mock/gomock"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/mock"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 )
 
@@ -40,7 +38,7 @@ import (
 // balancers to converge: which subnet each zone gets, what is refused and how it is worded, and
 // that what the status already knows costs no call.
 
-func planFixture(t *testing.T) (*OpenStackClusterReconciler, *networking.Service, *mock.MockNetworkClient, *clusterv1.Cluster, *infrav1.OpenStackCluster) {
+func planFixture(t *testing.T) (*networking.Service, *mock.MockNetworkClient, *infrav1.OpenStackCluster) {
 	ctrl := gomock.NewController(t)
 	client := mock.NewMockNetworkClient(ctrl)
 	osc := &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}
@@ -48,8 +46,7 @@ func planFixture(t *testing.T) (*OpenStackClusterReconciler, *networking.Service
 	osc.Spec.APIServerFloatingIP = ptr.To("172.24.4.99")
 	osc.Spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), Network: &infrav1.NetworkParam{ID: ptr.To("lb-net")}}
 	osc.Status.ExternalNetwork = &infrav1.NetworkStatus{ID: "public"}
-	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}
-	return &OpenStackClusterReconciler{}, networking.NewService(client, events.NewFakeRecorder(10), osc), client, cluster, osc
+	return networking.NewService(client, nil), client, osc
 }
 
 func mapping(az string, subnet infrav1.SubnetParam) infrav1.AZSubnetMapping {
@@ -58,7 +55,7 @@ func mapping(az string, subnet infrav1.SubnetParam) infrav1.AZSubnetMapping {
 
 func TestPlanResolvesEveryMappingAndRefusesPrecisely(t *testing.T) {
 	g := NewWithT(t)
-	r, net, client, cluster, osc := planFixture(t)
+	net, client, osc := planFixture(t)
 	osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{
 		mapping("az1", infrav1.SubnetParam{ID: ptr.To("sub-1")}),
 		mapping("az2", infrav1.SubnetParam{ID: ptr.To("sub-2")}),
@@ -73,10 +70,10 @@ func TestPlanResolvesEveryMappingAndRefusesPrecisely(t *testing.T) {
 	client.EXPECT().GetSubnet(ctx, "sub-4").Return(nil, gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusNotFound})
 	client.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "lb-net", Name: "lb-az5"}).Return([]subnets.Subnet{{ID: "sub-5", NetworkID: "lb-net"}}, nil)
 
-	plan, err := r.planLoadBalancers(ctx, net, cluster, osc)
+	plan, err := NewPlan(ctx, net, "ns", "c", osc)
 	g.Expect(err).NotTo(HaveOccurred(), "a wrong mapping concerns its zone only")
-	g.Expect(plan.desired).To(HaveLen(2))
-	az1, az5 := plan.desired[0], plan.desired[1]
+	g.Expect(plan.Desired).To(HaveLen(2))
+	az1, az5 := plan.Desired[0], plan.Desired[1]
 	g.Expect(az1.Name).To(Equal("k8s-clusterapi-cluster-ns-c-az1-kubeapi"))
 	g.Expect(az1.OctaviaAZ).To(Equal("az1"))
 	g.Expect(az1.Subnet).To(Equal(&infrav1.Subnet{ID: "sub-1", Name: "lb-az1", CIDR: "10.0.1.0/24"}))
@@ -86,11 +83,11 @@ func TestPlanResolvesEveryMappingAndRefusesPrecisely(t *testing.T) {
 	g.Expect(az5.Subnet.ID).To(Equal("sub-5"))
 	g.Expect(az5.FormerNames).To(BeEmpty())
 	g.Expect(az5.FloatingIP.Address).To(BeEmpty())
-	g.Expect(az5.FloatingIP.Description).To(Equal(loadbalancer.FloatingIPDescription("ns", "c", "az5")))
+	g.Expect(az5.FloatingIP.Description).To(Equal(FloatingIPDescription("ns", "c", "az5")))
 
 	messages := map[string]string{}
-	for _, o := range plan.invalid {
-		g.Expect(o.State).To(Equal(loadbalancer.StateInvalid))
+	for _, o := range plan.Invalid {
+		g.Expect(o.State).To(Equal(StateInvalid))
 		g.Expect(o.Reason).To(Equal(infrav1.LoadBalancerConfigurationErrorReason))
 		messages[o.AvailabilityZone] = o.Message
 	}
@@ -103,29 +100,29 @@ func TestPlanResolvesEveryMappingAndRefusesPrecisely(t *testing.T) {
 
 func TestPlanReusesTheStatusAndFindsRemovedZones(t *testing.T) {
 	g := NewWithT(t)
-	r, net, _, cluster, osc := planFixture(t)
+	net, _, osc := planFixture(t)
 	osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{
 		mapping("az1", infrav1.SubnetParam{ID: ptr.To("sub-1")}),
 		mapping("az2", infrav1.SubnetParam{Filter: &infrav1.SubnetFilter{Name: "lb-az2"}}),
 	}
 	entry := func(az, subnet string) infrav1.LoadBalancer {
-		return infrav1.LoadBalancer{Name: loadbalancer.Name("ns", "c", az), ID: az + "-id", AvailabilityZone: az,
+		return infrav1.LoadBalancer{Name: Name("ns", "c", az), ID: az + "-id", AvailabilityZone: az,
 			LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "lb-net"}, Subnets: []infrav1.Subnet{{ID: subnet}}}}
 	}
 	osc.Status.APIServerLoadBalancers = []infrav1.LoadBalancer{entry("az1", "sub-1"), entry("az2", "sub-2"), entry("az3", "sub-3")}
 
 	// No call is expected: the mock fails the test on any.
-	plan, err := r.planLoadBalancers(ctx, net, cluster, osc)
+	plan, err := NewPlan(ctx, net, "ns", "c", osc)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(plan.invalid).To(BeEmpty())
-	g.Expect(plan.desired).To(HaveLen(2))
-	g.Expect(plan.desired[1].Subnet.ID).To(Equal("sub-2"))
-	g.Expect(plan.known[0].ID).To(Equal("az1-id"))
-	g.Expect(plan.known[1].ID).To(Equal("az2-id"))
-	g.Expect(plan.stale).To(HaveLen(1))
-	g.Expect(plan.stale[0].AvailabilityZone).To(Equal("az3"))
+	g.Expect(plan.Invalid).To(BeEmpty())
+	g.Expect(plan.Desired).To(HaveLen(2))
+	g.Expect(plan.Desired[1].Subnet.ID).To(Equal("sub-2"))
+	g.Expect(plan.Known[0].ID).To(Equal("az1-id"))
+	g.Expect(plan.Known[1].ID).To(Equal("az2-id"))
+	g.Expect(plan.Stale).To(HaveLen(1))
+	g.Expect(plan.Stale[0].AvailabilityZone).To(Equal("az3"))
 
-	removal := staleRemoval(cluster, osc, plan.stale)
+	removal := plan.StaleRemoval("ns", "c", osc)
 	g.Expect(removal.Names).To(Equal([]string{"k8s-clusterapi-cluster-ns-c-az3-kubeapi"}))
 	g.Expect(removal.IDs).To(Equal([]string{"az3-id"}))
 	g.Expect(removal.KeepAddress).To(Equal("172.24.4.99"))
@@ -134,32 +131,39 @@ func TestPlanReusesTheStatusAndFindsRemovedZones(t *testing.T) {
 
 func TestPlanBackToASingleLoadBalancerKeepsTheFirstZones(t *testing.T) {
 	g := NewWithT(t)
-	r, net, _, cluster, osc := planFixture(t)
-	first := infrav1.LoadBalancer{Name: loadbalancer.Name("ns", "c", "az1"), ID: "az1-id", AvailabilityZone: "az1",
+	net, _, osc := planFixture(t)
+	first := infrav1.LoadBalancer{Name: Name("ns", "c", "az1"), ID: "az1-id", AvailabilityZone: "az1",
 		LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "lb-net"}, Subnets: []infrav1.Subnet{{ID: "sub-1"}}}}
 	second := first
-	second.Name, second.ID, second.AvailabilityZone = loadbalancer.Name("ns", "c", "az2"), "az2-id", "az2"
+	second.Name, second.ID, second.AvailabilityZone = Name("ns", "c", "az2"), "az2-id", "az2"
 	osc.Status.APIServerLoadBalancer = &first
 	osc.Status.APIServerLoadBalancers = []infrav1.LoadBalancer{first, second}
 
-	plan, err := r.planLoadBalancers(ctx, net, cluster, osc)
+	plan, err := NewPlan(ctx, net, "ns", "c", osc)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(plan.desired).To(HaveLen(1))
-	d := plan.desired[0]
+	g.Expect(plan.Desired).To(HaveLen(1))
+	d := plan.Desired[0]
 	g.Expect(d.Name).To(Equal("k8s-clusterapi-cluster-ns-c-kubeapi"))
 	g.Expect(d.FormerNames).To(Equal([]string{first.Name}), "the first zone's load balancer is renamed back, its VIP kept")
 	g.Expect(d.Subnet.ID).To(Equal("sub-1"))
-	g.Expect(plan.known[0].ID).To(Equal("az1-id"))
-	g.Expect(plan.stale).To(HaveLen(1))
-	g.Expect(plan.stale[0].AvailabilityZone).To(Equal("az2"))
+	g.Expect(plan.Known[0].ID).To(Equal("az1-id"))
+	g.Expect(plan.Stale).To(HaveLen(1))
+	g.Expect(plan.Stale[0].AvailabilityZone).To(Equal("az2"))
 }
 
-func TestDNSHostProblem(t *testing.T) {
+func TestEndpointProblem(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(dnsHostProblem(&clusterv1.APIEndpoint{Host: "api.example.com"})).To(BeEmpty())
-	g.Expect(dnsHostProblem(nil)).To(ContainSubstring("availabilityZoneSubnets needs an explicit endpoint"))
-	g.Expect(dnsHostProblem(&clusterv1.APIEndpoint{Host: "192.0.2.10"})).To(ContainSubstring("spec.controlPlaneEndpoint.host 192.0.2.10 is an IP address"))
-	g.Expect(dnsHostProblem(&clusterv1.APIEndpoint{Host: "2001:db8::1"})).To(ContainSubstring("is an IP address"))
+	problem := func(ep *clusterv1.APIEndpoint) string {
+		spec := &infrav1.OpenStackClusterSpec{ControlPlaneEndpoint: ep, APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{
+			Enabled: ptr.To(true), AvailabilityZoneSubnets: []infrav1.AZSubnetMapping{mapping("az1", infrav1.SubnetParam{ID: ptr.To("sub-1")})}}}
+		return EndpointProblem(spec)
+	}
+	g.Expect(problem(&clusterv1.APIEndpoint{Host: "api.example.com"})).To(BeEmpty())
+	g.Expect(problem(nil)).To(ContainSubstring("availabilityZoneSubnets needs an explicit endpoint"))
+	g.Expect(problem(&clusterv1.APIEndpoint{Host: "192.0.2.10"})).To(ContainSubstring("spec.controlPlaneEndpoint.host 192.0.2.10 is an IP address"))
+	g.Expect(problem(&clusterv1.APIEndpoint{Host: "2001:db8::1"})).To(ContainSubstring("is an IP address"))
+	g.Expect(EndpointProblem(&infrav1.OpenStackClusterSpec{ControlPlaneEndpoint: &clusterv1.APIEndpoint{Host: "192.0.2.10"}})).To(BeEmpty(),
+		"a single load balancer may have an IP address as its endpoint")
 }
 
 func TestVIPsOffClusterNetwork(t *testing.T) {
@@ -188,7 +192,7 @@ func TestVIPsOffClusterNetwork(t *testing.T) {
 			if tc.userFIP {
 				osc.Spec.APIServerFloatingIP = ptr.To("203.0.113.5")
 			}
-			NewWithT(t).Expect(vipsOffClusterNetwork(osc)).To(Equal(tc.want))
+			NewWithT(t).Expect(VIPsOffClusterNetwork(osc)).To(Equal(tc.want))
 		})
 	}
 }

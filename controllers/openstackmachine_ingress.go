@@ -19,17 +19,13 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"net/netip"
-	"slices"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -73,45 +69,19 @@ func (r *OpenStackMachineReconciler) reconcileIngress(ctx context.Context, clien
 	}
 	crossAZ := ptr.Deref(osc.Spec.APIServerLoadBalancer.AllowCrossAZLoadBalancerMembers, false)
 	targets, missing := loadbalancer.MemberTargets(&osc.Status, az, crossAZ)
-	var targetIDs, names []string
-	unknown := false
-	for _, t := range targets {
-		targetIDs = append(targetIDs, t.ID)
-		names = append(names, t.Name)
-		unknown = unknown || t.ID == ""
+	targetIDs := make([]string, len(targets))
+	for i, t := range targets {
+		targetIDs[i] = t.ID
 	}
-	member := loadbalancer.Member{Name: m.osm.Name, Address: address, SubnetID: memberSubnet(osc, targets, address)}
+	member := loadbalancer.Member{Name: m.osm.Name, Address: address, SubnetID: loadbalancer.MemberSubnet(&osc.Status, targets, address)}
 	// Membership of the load balancers that are not targets is removed even when a target is
 	// missing: cross-AZ membership turned off must not wait for anything.
-	lbs := loadbalancer.NewService(clients.LoadBalancer, clients.Network, r.Recorder, m.osm, nil, clients.CloudKey)
-	done, err := lbs.ReconcileMembership(ctx, knownLoadBalancers(&osc.Status), targetIDs, lbPorts(&osc.Spec), member)
+	lbs := loadbalancer.NewService(clients.LoadBalancer, clients.Network, m.report, nil, clients.CloudKey)
+	done, err := lbs.ReconcileMembership(ctx, osc.Status.AllAPIServerLoadBalancers(), targetIDs, loadbalancer.Ports(&osc.Spec), member)
 	if err != nil {
 		return openStackFailed(m, infrav1.APIServerIngressReadyCondition, err)
 	}
-	switch {
-	case missing && zoneMapped(osc, az):
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
-			fmt.Sprintf("the API server load balancer of availability zone %s is not created yet", az))
-	case missing:
-		message := fmt.Sprintf("availability zone %q has no API server load balancer (spec.apiServerLoadBalancer.availabilityZoneSubnets maps %s) "+
-			"and allowCrossAZLoadBalancerMembers is off: this control plane machine gets no API server traffic; map the zone, "+
-			"set allowCrossAZLoadBalancerMembers, or keep control plane machines out of it with spec.controlPlaneAvailabilityZones",
-			az, mappedZones(osc))
-		before := conditions.Get(m.osm, infrav1.APIServerIngressReadyCondition)
-		if before == nil || before.Reason != infrav1.NoLoadBalancerInAvailabilityZoneReason {
-			r.Recorder.Eventf(m.osm, nil, corev1.EventTypeWarning, infrav1.NoLoadBalancerInAvailabilityZoneReason, "Reconcile", "%s", message)
-		}
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.NoLoadBalancerInAvailabilityZoneReason, message)
-	case len(targets) == 0 || unknown:
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
-			"the API server load balancer is not created yet")
-	case !done:
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
-			fmt.Sprintf("registering %s with %s", address, strings.Join(names, ", ")))
-	default:
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
-			fmt.Sprintf("%s is a member of %s", address, strings.Join(names, ", ")))
-	}
+	setIngressCondition(m, ingress{zone: az, address: address, targets: targets, zoneMissing: missing, done: done})
 	if !done {
 		return ctrl.Result{RequeueAfter: memberRequeue}, nil
 	}
@@ -124,61 +94,13 @@ func (r *OpenStackMachineReconciler) removeMemberships(ctx context.Context, clie
 	if m.osc == nil {
 		return true, nil
 	}
-	all := knownLoadBalancers(&m.osc.Status)
+	all := m.osc.Status.AllAPIServerLoadBalancers()
 	if len(all) == 0 {
 		return true, nil
 	}
-	lbs := loadbalancer.NewService(clients.LoadBalancer, clients.Network, r.Recorder, m.osm, nil, clients.CloudKey)
+	lbs := loadbalancer.NewService(clients.LoadBalancer, clients.Network, m.report, nil, clients.CloudKey)
 	// Members are the machine's by name; the address only matters for members to keep.
-	return lbs.ReconcileMembership(ctx, all, nil, lbPorts(&m.osc.Spec), loadbalancer.Member{Name: m.osm.Name})
-}
-
-// knownLoadBalancers are the load balancers the cluster's status records: the per-AZ ones and
-// the single one (the same as the first per-AZ one once a migration is done).
-func knownLoadBalancers(status *infrav1.OpenStackClusterStatus) []infrav1.LoadBalancer {
-	all := slices.Clone(status.APIServerLoadBalancers)
-	if lb := status.APIServerLoadBalancer; lb != nil && lb.ID != "" && !slices.ContainsFunc(all, func(e infrav1.LoadBalancer) bool { return e.ID == lb.ID }) {
-		all = append(all, *lb)
-	}
-	return all
-}
-
-// memberSubnet is the cluster subnet of address when a target load balancer is on another
-// network than the cluster's, so that Octavia reaches the member through that subnet; "" when
-// every target is on the cluster network.
-func memberSubnet(osc *infrav1.OpenStackCluster, targets []infrav1.LoadBalancer, address string) string {
-	cluster := osc.Status.Network
-	if cluster == nil {
-		return ""
-	}
-	elsewhere := slices.ContainsFunc(targets, func(t infrav1.LoadBalancer) bool {
-		return t.LoadBalancerNetwork != nil && t.LoadBalancerNetwork.ID != cluster.ID
-	})
-	ip, err := netip.ParseAddr(address)
-	if !elsewhere || err != nil {
-		return ""
-	}
-	for _, sn := range cluster.Subnets {
-		if prefix, err := netip.ParsePrefix(sn.CIDR); err == nil && prefix.Contains(ip) {
-			return sn.ID
-		}
-	}
-	return ""
-}
-
-func zoneMapped(osc *infrav1.OpenStackCluster, az string) bool {
-	return slices.ContainsFunc(osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets, func(m infrav1.AZSubnetMapping) bool { return m.AvailabilityZone == az })
-}
-
-func mappedZones(osc *infrav1.OpenStackCluster) string {
-	var zones []string
-	for _, m := range osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets {
-		zones = append(zones, m.AvailabilityZone)
-	}
-	if len(zones) == 0 {
-		return "no zone"
-	}
-	return strings.Join(zones, ", ")
+	return lbs.ReconcileMembership(ctx, all, nil, loadbalancer.Ports(&m.osc.Spec), loadbalancer.Member{Name: m.osm.Name})
 }
 
 // controlPlaneMachinesOf maps an OpenStackCluster to the OpenStackMachines of its control plane
@@ -220,7 +142,7 @@ func membershipInputsChanged() predicate.Funcs {
 	inputs := func(o *infrav1.OpenStackCluster) any {
 		type lbKey struct{ ID, AZ, Name string }
 		var keys []lbKey
-		for _, lb := range knownLoadBalancers(&o.Status) {
+		for _, lb := range o.Status.AllAPIServerLoadBalancers() {
 			keys = append(keys, lbKey{lb.ID, lb.AvailabilityZone, lb.Name})
 		}
 		var policy *infrav1.APIServerLoadBalancer

@@ -23,6 +23,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/apiversions"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
@@ -73,7 +77,7 @@ func newMocked(t *testing.T) *mocked {
 }
 
 func (m *mocked) service() *Service {
-	return NewService(m.lb, m.net, m.recorder, &infrav1.OpenStackCluster{}, m.memory, "cloud-a")
+	return NewService(m.lb, m.net, report.NewRecorder(m.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), m.memory, "cloud-a")
 }
 
 func (m *mocked) events() string {
@@ -134,7 +138,7 @@ func ourFloatingIP(d *Desired) floatingips.ListOpts {
 	return floatingips.ListOpts{Description: d.FloatingIP.Description, FloatingNetworkID: extNet}
 }
 
-func TestMockSteadyStateIsThreeReadCalls(t *testing.T) {
+func TestSteadyStateIsThreeReadCalls(t *testing.T) {
 	g := NewWithT(t)
 	m := newMocked(t)
 	d := desiredAZ("az1")
@@ -151,7 +155,7 @@ func TestMockSteadyStateIsThreeReadCalls(t *testing.T) {
 	g.Expect(m.events()).To(BeEmpty(), "nothing changed, nothing to tell")
 }
 
-func TestMockCreate(t *testing.T) {
+func TestCreateCalls(t *testing.T) {
 	octaviaKnows := func(m *mocked, zones ...string) {
 		var list []clients.LoadBalancerAvailabilityZone
 		for _, z := range zones {
@@ -305,7 +309,7 @@ func TestMockCreate(t *testing.T) {
 	})
 }
 
-func TestMockAdoptByName(t *testing.T) {
+func TestAdoptByNameCalls(t *testing.T) {
 	g := NewWithT(t)
 	m := newMocked(t)
 	d := desiredAZ("az1")
@@ -329,7 +333,7 @@ func TestMockAdoptByName(t *testing.T) {
 	g.Expect(m.events()).To(ContainSubstring("AdoptedLoadBalancer"))
 }
 
-func TestMockTwoLoadBalancersWithOneNameAreRefused(t *testing.T) {
+func TestTwoLoadBalancersWithOneNameAreRefused(t *testing.T) {
 	g := NewWithT(t)
 	m := newMocked(t)
 	d := desiredAZ("az1")
@@ -339,7 +343,7 @@ func TestMockTwoLoadBalancersWithOneNameAreRefused(t *testing.T) {
 	g.Expect(out.Message).To(Equal("2 load balancers are named " + d.Name + " (a, b): delete all but one"))
 }
 
-func TestMockMigrationRenamesEachChild(t *testing.T) {
+func TestMigrationRenamesEachChild(t *testing.T) {
 	legacy := Name("ns", "c", "")
 	d := desiredAZ("az1")
 	d.FormerNames = []string{legacy}
@@ -443,7 +447,7 @@ func TestMockMigrationRenamesEachChild(t *testing.T) {
 	})
 }
 
-func TestMockPerPortChildren(t *testing.T) {
+func TestPerPortChildrenCalls(t *testing.T) {
 	d := desiredAZ("az1")
 	name := ChildName(d.Name, 8132)
 
@@ -530,7 +534,7 @@ func TestMockPerPortChildren(t *testing.T) {
 	})
 }
 
-func TestMockChildrenLeftPendingAreSettled(t *testing.T) {
+func TestChildrenLeftPendingAreSettled(t *testing.T) {
 	d := desiredAZ("az1")
 	name := ChildName(d.Name, 6443)
 	for _, tc := range []struct {
@@ -572,7 +576,7 @@ func TestMockChildrenLeftPendingAreSettled(t *testing.T) {
 	}
 }
 
-func TestMockAllowedCIDRs(t *testing.T) {
+func TestAllowedCIDRsCalls(t *testing.T) {
 	steady := func(m *mocked, d *Desired, have ...[]string) {
 		tr := tree(d.Name, d.Name, "ACTIVE", 6443, 8132)
 		ls := listenersOf(tr, 6443, 8132)
@@ -660,7 +664,7 @@ func TestMockAllowedCIDRs(t *testing.T) {
 	})
 }
 
-func TestMockFloatingIP(t *testing.T) {
+func TestFloatingIPCalls(t *testing.T) {
 	// converged returns a load balancer whose children are right, located by its status.
 	converged := func(m *mocked, d *Desired) {
 		tr := tree(d.Name, d.Name, "ACTIVE", 6443, 8132)
@@ -771,7 +775,7 @@ func TestMockFloatingIP(t *testing.T) {
 	})
 }
 
-func TestMockErrorRecovery(t *testing.T) {
+func TestErrorRecoveryCalls(t *testing.T) {
 	g := NewWithT(t)
 	m := newMocked(t)
 	m.memory.ErrorInterval = 0
@@ -801,7 +805,7 @@ func TestMockErrorRecovery(t *testing.T) {
 	g.Expect(out.Status.ID).To(Equal("new"))
 }
 
-func TestMockPendingIsWaitedForWithoutBlocking(t *testing.T) {
+func TestPendingIsWaitedForWithoutBlocking(t *testing.T) {
 	g := NewWithT(t)
 	m := newMocked(t)
 	d := desiredAZ("az1")
@@ -831,7 +835,7 @@ func TestPendingInterval(t *testing.T) {
 	g.Expect(pendingInterval(2 * time.Minute)).To(Equal(15 * time.Second))
 }
 
-func TestMockFloatingIPWhileOctaviaCreates(t *testing.T) {
+func TestFloatingIPWhileOctaviaCreatesCalls(t *testing.T) {
 	creating := func(m *mocked, d *Desired) *infrav1.LoadBalancer {
 		k := known(d)
 		k.IP = k.InternalIP // no floating IP recorded yet
@@ -875,7 +879,7 @@ func TestMockFloatingIPWhileOctaviaCreates(t *testing.T) {
 	})
 }
 
-func TestMockRemovalOfAnAvailabilityZone(t *testing.T) {
+func TestRemovalOfAnAvailabilityZoneCalls(t *testing.T) {
 	az1, az3 := desiredAZ("az1"), desiredAZ("az3")
 	r := &Removal{Namespace: "ns", Cluster: "c", Names: []string{az3.Name}, IDs: []string{"az3-id"}, KeepAddress: "172.24.4.99", ExternalNetworkID: extNet}
 	listed := []loadbalancers.LoadBalancer{
@@ -920,7 +924,7 @@ func TestMockRemovalOfAnAvailabilityZone(t *testing.T) {
 	g.Expect(strings.Count(ev, "ReleasedFloatingIP")).To(Equal(2))
 }
 
-func TestMockClusterDeletionFindsEverythingTagged(t *testing.T) {
+func TestClusterDeletionFindsEverythingTaggedCalls(t *testing.T) {
 	g := NewWithT(t)
 	m := newMocked(t)
 	r := &Removal{Namespace: "ns", Cluster: "c", Names: []string{Name("ns", "c", "")}, AllTagged: true}

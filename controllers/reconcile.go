@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+)
+
+// What both reconcilers share: how soon they look again, how a phase says what it wants from the
+// reconcile, and how a spec the cloud refutes is reported.
+
+const (
+	// specErrorRequeue is how soon a spec that only OpenStack can refute is checked again: the
+	// missing resource may be created in the cloud, which sends no event.
+	specErrorRequeue = time.Minute
+	// waitRequeue is how soon the controller looks again while it waits for OpenStack.
+	waitRequeue = 5 * time.Second
+	// deleteRequeue is how soon a deletion looks again at load balancers Octavia is deleting
+	// (a cascade delete takes 2-3 s).
+	deleteRequeue = time.Second
+	// buildRequeue is how soon a server Nova is building, or deleting, is looked at again.
+	buildRequeue = 2 * time.Second
+	// memberRequeue is how soon membership is looked at again while Octavia applies a change to
+	// a pool (PENDING_UPDATE takes one to three seconds); a look is one status tree read per load
+	// balancer.
+	memberRequeue = time.Second
+	// notRunningRequeue is how soon a server that is neither building nor ACTIVE is looked at
+	// again: Nova sends no event when someone starts it.
+	notRunningRequeue = time.Minute
+)
+
+// phaseResult carries what a phase wants from the reconcile: to stop here, and when to come back.
+type phaseResult struct {
+	stop   bool
+	result ctrl.Result
+	err    error
+}
+
+// lowestRequeue is the sooner of two requeues; no requeue (zero) loses to any.
+func lowestRequeue(a, b ctrl.Result) ctrl.Result {
+	if a.RequeueAfter == 0 || (b.RequeueAfter != 0 && b.RequeueAfter < a.RequeueAfter) {
+		return b
+	}
+	return a
+}
+
+func clusterRef(c *clusterv1.Cluster) string { return c.Namespace + "/" + c.Name }
+
+func setCondition(obj conditions.Setter, conditionType string, status metav1.ConditionStatus, reason, message string) {
+	conditions.Set(obj, metav1.Condition{Type: conditionType, Status: status, Reason: reason, Message: message})
+}
+
+// reportProblem sets a condition to False for a problem the user must act on (a spec the cloud
+// refutes, credentials that do not work) and warns with an event when the problem is new. The
+// caller comes back after specErrorRequeue rather than failing the reconcile: nothing changes
+// until the spec or the cloud does, and the cloud sends no event when it does. (A
+// reconcile.TerminalError would never look again on its own.)
+func reportProblem(rep *report.Recorder, obj conditions.Setter, conditionType, reason, message string) ctrl.Result {
+	before := conditions.Get(obj, conditionType)
+	if before == nil || before.Reason != reason || before.Message != message || before.Status != metav1.ConditionFalse {
+		rep.Warn(reason, report.Resource{}, "%s", message)
+	}
+	setCondition(obj, conditionType, metav1.ConditionFalse, reason, message)
+	return ctrl.Result{RequeueAfter: specErrorRequeue}
+}

@@ -1,0 +1,134 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package loadbalancer
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+)
+
+// State is where a load balancer stands after one reconcile.
+type State string
+
+const (
+	// StateReady means the load balancer, its children and floating IP are as desired.
+	StateReady State = "Ready"
+	// StateWaiting means Octavia is busy with the load balancer (PENDING_*), or a change was just
+	// made; look again after RequeueAfter.
+	StateWaiting State = "Waiting"
+	// StateError means the load balancer is in ERROR, or an OpenStack call failed.
+	StateError State = "Error"
+	// StateInvalid means the spec asks for something the cloud cannot give.
+	StateInvalid State = "Invalid"
+)
+
+// Outcome is the result of reconciling one load balancer.
+type Outcome struct {
+	AvailabilityZone string
+	// Status is the entry to record; nil when there is no load balancer (yet).
+	Status       *infrav1.LoadBalancer
+	State        State
+	Reason       string
+	Message      string
+	RequeueAfter time.Duration
+	// ProvisioningStatus is Octavia's provisioning status of the load balancer, for metrics.
+	ProvisioningStatus string
+	// Err is an unexpected OpenStack failure, already summarised in Message.
+	Err error
+}
+
+func waiting(message string) Outcome {
+	return Outcome{State: StateWaiting, Reason: infrav1.WaitingForLoadBalancerReason, Message: message, RequeueAfter: PendingRequeue}
+}
+
+func failed(err error) Outcome {
+	if specErr, ok := report.AsSpecError(err); ok {
+		return Outcome{State: StateInvalid, Reason: specErr.Reason, Message: err.Error(), RequeueAfter: ConfigRequeue}
+	}
+	return Outcome{State: StateError, Reason: infrav1.OpenStackErrorReason, Err: err}
+}
+
+// Summary is what the outcomes of one reconcile say about the cluster's load balancers as a
+// whole.
+type Summary struct {
+	// Ready counts the load balancers that are ready.
+	Ready int
+	// Reason and Message are empty when every load balancer is ready and nothing is being
+	// removed; otherwise Reason is the gravest reason among the zones that are not, and Message
+	// names each of them ("az2: ...; az3: ...").
+	Reason, Message string
+	// RequeueAfter is the soonest any zone wants to be looked at again.
+	RequeueAfter time.Duration
+	// Err gathers the unexpected OpenStack failures.
+	Err error
+}
+
+// gravity orders the reasons of a zone that is not ready, the gravest last.
+var gravity = map[string]int{infrav1.WaitingForLoadBalancerReason: 1, infrav1.LoadBalancerErrorReason: 2,
+	infrav1.OpenStackErrorReason: 3, infrav1.LoadBalancerConfigurationErrorReason: 4}
+
+// Summarize sums up the outcomes of a reconcile and the removal of the load balancers of zones
+// that left the spec (stale, done when staleDone, failed with staleErr).
+func Summarize(outcomes []Outcome, stale []infrav1.LoadBalancer, staleDone bool, staleErr error) Summary {
+	var (
+		sum      Summary
+		messages []string
+		errs     []error
+	)
+	note := func(reason, message string, after time.Duration) {
+		messages = append(messages, message)
+		if gravity[reason] > gravity[sum.Reason] {
+			sum.Reason = reason
+		}
+		if after > 0 && (sum.RequeueAfter == 0 || after < sum.RequeueAfter) {
+			sum.RequeueAfter = after
+		}
+	}
+	for _, o := range outcomes {
+		if o.State == StateReady {
+			sum.Ready++
+			continue
+		}
+		message := o.Message
+		if o.AvailabilityZone != "" {
+			message = o.AvailabilityZone + ": " + message
+		}
+		note(o.Reason, message, o.RequeueAfter)
+		if o.Err != nil {
+			errs = append(errs, o.Err)
+		}
+	}
+	if staleErr != nil {
+		errs = append(errs, staleErr)
+		note(infrav1.OpenStackErrorReason, "removing load balancers: "+staleErr.Error(), 0)
+	} else if !staleDone {
+		zones := make([]string, len(stale))
+		for i, e := range stale {
+			zones[i] = e.AvailabilityZone
+		}
+		note(infrav1.WaitingForLoadBalancerReason, fmt.Sprintf("deleting the load balancers of availability zones no longer in the spec: %s", strings.Join(zones, ", ")), PendingRequeue)
+	}
+	sum.Message = strings.Join(messages, "; ")
+	sum.Err = kerrors.NewAggregate(errs)
+	return sum
+}

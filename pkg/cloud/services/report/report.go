@@ -1,0 +1,108 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package report is how the services tell the user what they did and what is wrong: one error
+// type for a spec the cloud refutes, and one recorder for the changes they make in the cloud.
+// Controllers build a Recorder per reconcile, with the object the events are recorded on, and
+// hand it to every service.
+package report
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+)
+
+// SpecError is a problem with the spec that only the cloud reveals: a filter that matches no
+// resource or several, a subnet that is not on the load balancer network, a flavor that does not
+// exist. Reason is the condition reason to report it under; Message names the field and the value.
+// Retrying does not help until the spec or the cloud changes.
+type SpecError struct {
+	Reason  string
+	Message string
+}
+
+func (e *SpecError) Error() string { return e.Message }
+
+// AsSpecError reports whether err is, or wraps, a SpecError, and returns it.
+func AsSpecError(err error) (*SpecError, bool) {
+	var specErr *SpecError
+	ok := errors.As(err, &specErr)
+	return specErr, ok
+}
+
+// Resource is the OpenStack resource an event is about.
+type Resource struct {
+	// Kind is the resource's kind in one word: LoadBalancer, Listener, Pool, HealthMonitor,
+	// Member, FloatingIP, Network, Subnet, Router, RouterInterface, SecurityGroup, Server, Port.
+	Kind string
+	Name string
+	ID   string
+	// Zone is the availability zone the resource serves; empty when it serves none in particular.
+	Zone string
+}
+
+// Recorder records events on one object, and logs them with the reconcile's logger. A nil
+// Recorder, or one without an event recorder or an object, records nothing, so that services can
+// be used without one in tests.
+type Recorder struct {
+	recorder events.EventRecorder
+	owner    runtime.Object
+	log      logr.Logger
+}
+
+// NewRecorder returns a Recorder that records events on owner and logs to log.
+func NewRecorder(recorder events.EventRecorder, owner runtime.Object, log logr.Logger) *Recorder {
+	return &Recorder{recorder: recorder, owner: owner, log: log}
+}
+
+// Changed records a change made in the cloud: reason starts with the verb in the past tense
+// (CreatedLoadBalancer, DeletedPort), which gives the event's action.
+func (r *Recorder) Changed(reason string, _ Resource, format string, args ...any) {
+	r.emit(corev1.EventTypeNormal, reason, format, args...)
+}
+
+// Warn records something the user should act on or know about: a capability the cloud lacks, a
+// resource in ERROR, a spec the cloud refutes. res is the resource concerned, if any.
+func (r *Recorder) Warn(reason string, _ Resource, format string, args ...any) {
+	r.emit(corev1.EventTypeWarning, reason, format, args...)
+}
+
+func (r *Recorder) emit(eventType, reason, format string, args ...any) {
+	if r == nil || r.recorder == nil || r.owner == nil {
+		return
+	}
+	r.recorder.Eventf(r.owner, nil, eventType, reason, action(reason), format, args...)
+}
+
+// verbs maps the start of a reason to the event's action.
+var verbs = []struct{ past, action string }{
+	{"Created", "Create"}, {"Deleted", "Delete"}, {"Released", "Delete"}, {"Renamed", "Rename"},
+	{"Updated", "Update"}, {"Adopted", "Adopt"}, {"Associated", "Associate"}, {"Added", "Add"},
+}
+
+func action(reason string) string {
+	for _, v := range verbs {
+		if strings.HasPrefix(reason, v.past) {
+			return v.action
+		}
+	}
+	return "Reconcile"
+}
