@@ -197,6 +197,7 @@ func setupControllers(ctx context.Context, mgr manager.Manager, o *options) erro
 	factory := &scope.SecretFactory{Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("scope")}
 	if err := (&controllers.OpenStackClusterReconciler{
 		Client:           mgr.GetClient(),
+		APIReader:        mgr.GetAPIReader(),
 		Recorder:         mgr.GetEventRecorder("openstackcluster-controller"),
 		ScopeFactory:     factory,
 		WatchFilterValue: o.watchFilterValue,

@@ -22,19 +22,25 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 func parse(t *testing.T, args ...string) (*options, error) {
@@ -71,6 +77,9 @@ func TestFlags(t *testing.T) {
 	g.Expect(err).To(MatchError(And(ContainSubstring("--openstackcluster-concurrency must be at least 1, got 0"),
 		ContainSubstring("--sync-period must be positive"))))
 }
+
+// fqName reads the metric name out of a prometheus.Desc's description.
+var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
 
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -146,4 +155,36 @@ func TestManagerStartsAndServesWebhooks(t *testing.T) {
 	err = c.Update(ctx, cluster)
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(strings.Contains(err.Error(), "spec.apiServerLoadBalancer.provider: Forbidden")).To(BeTrue(), err.Error())
+
+	// Every metric the Grafana dashboard in docs/ queries is one this manager exports: the
+	// provider's own (declared whether or not they have a series yet) and controller-runtime's.
+	exported := map[string]bool{}
+	descs := make(chan *prometheus.Desc, 16)
+	go func() {
+		for _, c := range append(clients.Collectors(), loadbalancer.Collectors()...) {
+			c.Describe(descs)
+		}
+		close(descs)
+	}()
+	for d := range descs {
+		exported[fqName.FindStringSubmatch(d.String())[1]] = true
+	}
+	queried, err := framework.DashboardMetrics(filepath.Join(root, "docs", "grafana-dashboard.json"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(queried).To(ContainElements("capo_apiserver_loadbalancers", "capo_openstack_api_requests_total", "controller_runtime_reconcile_time_seconds", "workqueue_depth"))
+	// controller-runtime's series appear once the OpenStackCluster above was reconciled.
+	g.Eventually(func(g Gomega) {
+		families, err := ctrlmetrics.Registry.Gather()
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, f := range families {
+			exported[f.GetName()] = true
+		}
+		var missing []string
+		for _, m := range queried {
+			if !exported[m] {
+				missing = append(missing, m)
+			}
+		}
+		g.Expect(missing).To(BeEmpty(), "metrics the dashboard queries that the manager does not export")
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
 }

@@ -47,7 +47,10 @@ import (
 // OpenStackClusterReconciler reconciles OpenStackClusters: the network, security groups, failure
 // domains and control plane endpoint of a cluster.
 type OpenStackClusterReconciler struct {
-	Client           client.Client
+	Client client.Client
+	// APIReader reads from the API server, not the cache: only to tell whether the cache is
+	// behind the controller's own last write. Client is used when nil.
+	APIReader        client.Reader
 	Recorder         events.EventRecorder
 	ScopeFactory     scope.Factory
 	WatchFilterValue string
@@ -56,6 +59,8 @@ type OpenStackClusterReconciler struct {
 	// observations of load balancers across reconciles; one is made when nil.
 	LoadBalancerMemory *loadbalancer.Memory
 	memoryOnce         sync.Once
+
+	writes ownWrites
 }
 
 // clusterScope is what one reconcile of an OpenStackCluster works with.
@@ -105,6 +110,11 @@ func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
+	if behind, err := r.writes.behind(ctx, readerOr(r.APIReader, r.Client), osc); err != nil || behind {
+		log.V(1).Info("Waiting for the cache to show this controller's last write")
+		return ctrl.Result{RequeueAfter: cacheRequeue}, err
+	}
+
 	cluster, err := util.GetOwnerCluster(ctx, r.Client, osc.ObjectMeta)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("getting the owner Cluster: %w", err)
@@ -126,9 +136,12 @@ func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	}
 	defer func() {
 		setReadySummary(osc)
+		logWaits(log, osc, clusterConditions)
 		owned := append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, clusterConditions...)
 		if err := helper.Patch(ctx, osc, patch.WithOwnedConditions{Conditions: owned}); err != nil {
 			reterr = kerrors.NewAggregate([]error{reterr, err})
+		} else if controllerutil.ContainsFinalizer(osc, infrav1.ClusterFinalizer) {
+			r.writes.wrote(osc)
 		}
 	}()
 

@@ -18,10 +18,13 @@ package controllers
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -61,9 +64,61 @@ func setIdentityError(c *clusterScope, err error) ctrl.Result {
 
 // setReadySummary sets Ready from the conditions the controller owns, also during deletion.
 func setReadySummary(osc *infrav1.OpenStackCluster) {
-	if err := conditions.SetSummaryCondition(osc, osc, infrav1.ReadyCondition, conditions.ForConditionTypes(clusterConditions)); err != nil {
-		setCondition(osc, infrav1.ReadyCondition, metav1.ConditionUnknown, infrav1.NotReadyReason, err.Error())
+	setSummary(osc, clusterConditions)
+}
+
+// setSummary sets Ready on obj as the summary of the conditions of types, with Cluster API's
+// reasons for it (Ready, NotReady, ReadyUnknown) and, when all is well, the message of each.
+func setSummary(obj conditions.Setter, types []string) {
+	merge := conditions.DefaultMergeStrategy(conditions.ComputeReasonFunc(
+		conditions.GetDefaultComputeMergeReasonFunc(clusterv1.NotReadyReason, clusterv1.ReadyUnknownReason, clusterv1.ReadyReason)))
+	if err := conditions.SetSummaryCondition(obj, obj, infrav1.ReadyCondition, conditions.ForConditionTypes(types),
+		conditions.CustomMergeStrategy{MergeStrategy: merge}); err != nil {
+		setCondition(obj, infrav1.ReadyCondition, metav1.ConditionUnknown, clusterv1.ReadyUnknownReason, err.Error())
 	}
+}
+
+// setNetworkReady says which network, subnets and router the cluster uses.
+func setNetworkReady(osc *infrav1.OpenStackCluster) {
+	var b strings.Builder
+	if n := osc.Status.Network; n != nil {
+		fmt.Fprintf(&b, "network %s (%s)", n.Name, n.ID)
+		var cidrs []string
+		for _, s := range n.Subnets {
+			cidrs = append(cidrs, s.CIDR)
+		}
+		if len(cidrs) > 0 {
+			fmt.Fprintf(&b, " with subnets %s", strings.Join(cidrs, ", "))
+		}
+	}
+	if r := osc.Status.Router; r != nil {
+		fmt.Fprintf(&b, "; router %s", r.Name)
+		if len(r.IPs) > 0 {
+			fmt.Fprintf(&b, " at %s", strings.Join(r.IPs, ", "))
+		}
+	}
+	if e := osc.Status.ExternalNetwork; e != nil {
+		fmt.Fprintf(&b, "; external network %s", e.Name)
+	}
+	setCondition(osc, infrav1.NetworkReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, b.String())
+}
+
+// setSecurityGroupsReady names the managed security groups.
+func setSecurityGroupsReady(osc *infrav1.OpenStackCluster) {
+	var groups []string
+	for _, g := range []*infrav1.SecurityGroupStatus{osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup} {
+		if g != nil {
+			groups = append(groups, g.Name)
+		}
+	}
+	setCondition(osc, infrav1.SecurityGroupsReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "security groups "+strings.Join(groups, ", "))
+}
+
+// setEndpointReady says where the API server is reached.
+func setEndpointReady(osc *infrav1.OpenStackCluster) {
+	ep := osc.Spec.ControlPlaneEndpoint
+	setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+		fmt.Sprintf("the API server is reached at %s", net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))))
 }
 
 // setProvisioned sets initialization.provisioned once machines may be created: every owned
@@ -88,13 +143,37 @@ func setProvisioned(osc *infrav1.OpenStackCluster, lbReady int) {
 }
 
 // setLoadBalancersCondition sets APIServerLoadBalancersReady from the summary of a reconcile: its
-// message names every zone that is not ready, and why.
+// message names every zone that is not ready, and why, or when all are, where each is reached.
+// With availabilityZoneSubnets, zonesReady counts the zones whose load balancer is ready.
 func setLoadBalancersCondition(osc *infrav1.OpenStackCluster, s loadbalancer.Summary) {
-	if s.Message == "" {
-		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+	zones := 0
+	if osc.Spec.APIServerLoadBalancersPerZone() {
+		zones = len(osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets)
+		osc.Status.ZonesReady = fmt.Sprintf("%d/%d", s.Ready, zones)
+	} else {
+		osc.Status.ZonesReady = ""
+	}
+	if s.Message != "" {
+		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, s.Reason, s.Message)
 		return
 	}
-	setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, s.Reason, s.Message)
+	var where []string
+	for _, lb := range osc.Status.APIServerLoadBalancers {
+		where = append(where, lb.AvailabilityZone+" "+addresses(&lb))
+	}
+	message := fmt.Sprintf("%d/%d zones ready: %s", s.Ready, zones, strings.Join(where, ", "))
+	if zones == 0 && osc.Status.APIServerLoadBalancer != nil {
+		message = "load balancer " + osc.Status.APIServerLoadBalancer.Name + " " + addresses(osc.Status.APIServerLoadBalancer)
+	}
+	setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, message)
+}
+
+// addresses are a load balancer's VIP and, when it has one, its floating IP.
+func addresses(lb *infrav1.LoadBalancer) string {
+	if lb.IP != "" && lb.IP != lb.InternalIP {
+		return fmt.Sprintf("VIP %s, floating IP %s", lb.InternalIP, lb.IP)
+	}
+	return "VIP " + lb.InternalIP
 }
 
 // setFailureDomainsCondition sets FailureDomainsReady once the failure domains are read: False,
@@ -104,7 +183,15 @@ func setLoadBalancersCondition(osc *infrav1.OpenStackCluster, s loadbalancer.Sum
 func setFailureDomainsCondition(c *clusterScope) {
 	zones := loadbalancer.UncoveredControlPlaneZones(c.osc)
 	if len(zones) == 0 {
-		setCondition(c.osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+		var names []string
+		for _, fd := range c.osc.Status.FailureDomains {
+			name := fd.Name
+			if ptr.Deref(fd.ControlPlane, false) {
+				name += " (control plane)"
+			}
+			names = append(names, name)
+		}
+		setCondition(c.osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "failure domains "+strings.Join(names, ", "))
 		return
 	}
 	message := fmt.Sprintf("control plane failure domains %s have no API server load balancer and allowCrossAZLoadBalancerMembers is off: "+

@@ -108,6 +108,21 @@ func get(g Gomega, osc *infrav1.OpenStackCluster) *infrav1.OpenStackCluster {
 	return got
 }
 
+// eventReasons are the reasons of the events recorded in namespace.
+func eventReasons(g Gomega, namespace string) []string {
+	var reasons []string
+	for _, e := range eventsIn(g, namespace) {
+		reasons = append(reasons, e.Reason)
+	}
+	return reasons
+}
+
+func eventsIn(g Gomega, namespace string) []eventsv1.Event {
+	list := &eventsv1.EventList{}
+	g.Expect(env.Client.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
+	return list.Items
+}
+
 // counts is what the fake holds of the cluster's resources.
 type counts struct{ networks, routers, groups, fips, ports int }
 
@@ -148,6 +163,14 @@ func TestClusterConvergesAdoptsAndDeletes(t *testing.T) {
 	g.Expect(got.Spec.ControlPlaneEndpoint.Port).To(Equal(int32(6443)))
 	created := countResources(cloud)
 	g.Expect(created).To(Equal(counts{networks: 2, routers: 1, groups: 2, fips: 1, ports: 1}))
+	// A clean create reports what it created and adopts nothing: no reconcile went looking by
+	// name for what the one before it had just created.
+	g.Eventually(func(g Gomega) {
+		g.Expect(eventReasons(g, "converges")).To(ContainElements("CreatedNetwork", "CreatedRouter", "CreatedSecurityGroup", "CreatedFloatingIP"))
+	}, eventually, poll).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(eventReasons(g, "converges")).NotTo(ContainElement(HavePrefix("Adopted")))
+	}, 2*time.Second, poll).Should(Succeed())
 
 	// Status lost: the controller rebuilds it from the cloud, creating nothing twice.
 	networkID, endpoint := got.Status.Network.ID, *got.Spec.ControlPlaneEndpoint
@@ -162,13 +185,7 @@ func TestClusterConvergesAdoptsAndDeletes(t *testing.T) {
 	g.Expect(countResources(cloud)).To(Equal(created))
 	// ... and says so: the network it found in the cloud is reported as adopted.
 	g.Eventually(func(g Gomega) {
-		list := &eventsv1.EventList{}
-		g.Expect(env.Client.List(ctx, list, client.InNamespace("converges"))).To(Succeed())
-		var reasons []string
-		for _, e := range list.Items {
-			reasons = append(reasons, e.Reason)
-		}
-		g.Expect(reasons).To(ContainElements("CreatedNetwork", "CreatedRouter", "AdoptedNetwork", "AdoptedRouter", "AdoptedSecurityGroup"))
+		g.Expect(eventReasons(g, "converges")).To(ContainElements("CreatedNetwork", "CreatedRouter", "AdoptedNetwork", "AdoptedRouter", "AdoptedSecurityGroup"))
 	}, eventually, poll).Should(Succeed())
 
 	// Deletion removes everything the cluster created, and only that.

@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -286,4 +287,52 @@ func TestOneZoneFailingDoesNotHoldBackTheOthers(t *testing.T) {
 		g.Expect(cur.Status.APIServerLoadBalancers[1].ID).NotTo(Equal(az3.ID), "%v", conditions.Get(cur, infrav1.APIServerLoadBalancersReadyCondition))
 		g.Expect(cur.Status.APIServerLoadBalancers[1].IP).To(Equal(az3.IP), "the floating IP survives the recreation")
 	}, time.Minute, poll).Should(Succeed())
+}
+
+func TestTwoZoneCreateReportsEachResourceOnce(t *testing.T) {
+	g := NewWithT(t)
+	ns := "events-two-zones"
+	cloud := newCloud(t, g, ns)
+	n := addLBNetwork(t, g, cloud, "az1", "az2")
+	osc := newCluster(g, ns, false, multiAZSpec(n, "az1", "az2"), true)
+	g.Eventually(func(g Gomega) { lbReady(g, osc) }, eventually, poll).Should(Succeed())
+	got := get(g, osc)
+	g.Expect(got.Status.ZonesReady).To(Equal("2/2"))
+	g.Expect(conditions.Get(got, infrav1.APIServerLoadBalancersReadyCondition).Message).To(HavePrefix("2/2 zones ready: az1 VIP "))
+	g.Expect(conditions.Get(got, infrav1.ReadyCondition).Reason).To(Equal(clusterv1.ReadyReason))
+
+	// Every creation is an event of its own that names its resource: the event library keys on
+	// the resource, so two zones never fold into one series.
+	want := map[string]bool{}
+	for _, az := range []string{"az1", "az2"} {
+		lb := fmt.Sprintf("k8s-clusterapi-cluster-%s-c-%s-kubeapi", ns, az)
+		want["CreatedLoadBalancer "+lb] = true
+		for _, port := range []int{6443, 8132} {
+			for _, kind := range []string{"Listener", "Pool", "HealthMonitor"} {
+				want[fmt.Sprintf("Created%s %s-%d", kind, lb, port)] = true
+			}
+		}
+	}
+	fips := map[string]bool{}
+	for _, e := range got.Status.APIServerLoadBalancers {
+		want["CreatedFloatingIP "+e.IP] = true
+		fips[e.IP] = true
+	}
+	g.Expect(fips).To(HaveLen(2))
+	g.Eventually(func(g Gomega) {
+		seen := map[string]int{}
+		for _, e := range eventsIn(g, ns) {
+			g.Expect(e.Reason).NotTo(HavePrefix("Adopted"), "a clean create adopts nothing: %s", e.Note)
+			if e.Related == nil || !strings.HasPrefix(e.Reason, "Created") {
+				continue
+			}
+			key := e.Reason + " " + e.Related.Name
+			seen[key]++
+			g.Expect(e.Note).To(ContainSubstring(e.Related.Name), "the message names the resource")
+			g.Expect(e.Series).To(BeNil(), "%s was recorded more than once", key)
+		}
+		for key := range want {
+			g.Expect(seen).To(HaveKeyWithValue(key, 1), "one event for %s", key)
+		}
+	}, eventually, poll).Should(Succeed())
 }

@@ -61,7 +61,7 @@ func (r *OpenStackClusterReconciler) reconcileRouter(ctx context.Context, c *clu
 		return c.fail(infrav1.NetworkReadyCondition, err)
 	}
 	osc.Status.Router = router
-	setCondition(osc, infrav1.NetworkReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+	setNetworkReady(osc)
 	return phaseResult{}
 }
 
@@ -77,7 +77,7 @@ func (r *OpenStackClusterReconciler) reconcileSecurityGroups(ctx context.Context
 		return c.fail(infrav1.SecurityGroupsReadyCondition, err)
 	}
 	osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup = cp, worker
-	setCondition(osc, infrav1.SecurityGroupsReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+	setSecurityGroupsReady(osc)
 	return phaseResult{}
 }
 
@@ -102,7 +102,7 @@ func (r *OpenStackClusterReconciler) reconcileEndpoint(ctx context.Context, c *c
 		if spec.ControlPlaneEndpoint.Port == 0 {
 			spec.ControlPlaneEndpoint.Port = port
 		}
-		setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+		setEndpointReady(osc)
 		return phaseResult{}
 	}
 	if spec.APIServerLoadBalancerEnabled() {
@@ -110,7 +110,7 @@ func (r *OpenStackClusterReconciler) reconcileEndpoint(ctx context.Context, c *c
 		// availabilityZoneSubnets the host is required and never derived.)
 		if lb := osc.Status.APIServerLoadBalancer; lbReady > 0 && lb != nil && lb.IP != "" {
 			spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: lb.IP, Port: port}
-			setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+			setEndpointReady(osc)
 			return phaseResult{}
 		}
 		setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
@@ -135,6 +135,6 @@ func (r *OpenStackClusterReconciler) reconcileEndpoint(ctx context.Context, c *c
 		return phaseResult{stop: true}
 	}
 	spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: host, Port: port}
-	setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+	setEndpointReady(osc)
 	return phaseResult{}
 }

@@ -49,12 +49,15 @@ import (
 // for control plane machines, its membership of the API server load balancers.
 type OpenStackMachineReconciler struct {
 	Client client.Client
-	// APIReader reads the bootstrap data Secrets uncached, so that the manager neither lists nor
-	// watches Secrets; Client is used when nil.
+	// APIReader reads from the API server, not the cache: the bootstrap data Secrets (so that the
+	// manager neither lists nor watches Secrets), and the machine when the cache may be behind the
+	// controller's own last write. Client is used when nil.
 	APIReader        client.Reader
 	Recorder         events.EventRecorder
 	ScopeFactory     scope.Factory
 	WatchFilterValue string
+
+	writes ownWrites
 }
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,verbs=get;list;watch;update;patch
@@ -97,6 +100,10 @@ func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	if err := r.Client.Get(ctx, req.NamespacedName, osm); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if behind, err := r.writes.behind(ctx, readerOr(r.APIReader, r.Client), osm); err != nil || behind {
+		log.V(1).Info("Waiting for the cache to show this controller's last write")
+		return ctrl.Result{RequeueAfter: cacheRequeue}, err
+	}
 	machine, err := util.GetOwnerMachine(ctx, r.Client, osm.ObjectMeta)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("getting the owner Machine: %w", err)
@@ -136,9 +143,12 @@ func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	}
 	defer func() {
 		setMachineReadySummary(m)
+		logWaits(log, osm, m.conditionTypes())
 		owned := append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, m.conditionTypes()...)
 		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: owned}); err != nil {
 			reterr = kerrors.NewAggregate([]error{reterr, err})
+		} else if controllerutil.ContainsFinalizer(osm, infrav1.MachineFinalizer) {
+			r.writes.wrote(osm)
 		}
 	}()
 

@@ -47,9 +47,7 @@ func initMachineConditions(m *machineScope) {
 // setMachineReadySummary sets Ready from the conditions the controller owns on the machine:
 // InstanceReady, and APIServerIngressReady for control plane machines. Also during deletion.
 func setMachineReadySummary(m *machineScope) {
-	if err := conditions.SetSummaryCondition(m.osm, m.osm, infrav1.ReadyCondition, conditions.ForConditionTypes(m.conditionTypes())); err != nil {
-		setCondition(m.osm, infrav1.ReadyCondition, metav1.ConditionUnknown, infrav1.NotReadyReason, err.Error())
-	}
+	setSummary(m.osm, m.conditionTypes())
 }
 
 // instanceFailed sets InstanceReady to False for a problem the user must act on, and warns with
@@ -72,6 +70,9 @@ func setInstanceStatus(m *machineScope, server *servers.Server) ctrl.Result {
 	m.osm.Status.InstanceID = ptr.To(server.ID)
 	m.osm.Spec.ProviderID = ptr.To("openstack:///" + server.ID)
 	m.osm.Status.InstanceState = ptr.To(infrav1.InstanceState(server.Status))
+	if server.AvailabilityZone != "" {
+		m.osm.Status.FailureDomain = server.AvailabilityZone
+	}
 
 	result := ctrl.Result{}
 	switch server.Status {
@@ -85,7 +86,8 @@ func setInstanceStatus(m *machineScope, server *servers.Server) ctrl.Result {
 			break
 		}
 		m.osm.Status.Initialization = &infrav1.OpenStackMachineInitializationStatus{Provisioned: ptr.To(true)}
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+			fmt.Sprintf("server %s (%s) is ACTIVE in %s at %s", server.Name, server.ID, server.AvailabilityZone, addressList(m.osm.Status.Addresses)))
 	case "BUILD":
 		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
 			fmt.Sprintf("Nova is building server %s", server.ID))
@@ -146,4 +148,15 @@ func setIngressCondition(m *machineScope, in ingress) {
 		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
 			fmt.Sprintf("%s is a member of %s", in.address, strings.Join(names, ", ")))
 	}
+}
+
+// addressList lists the machine's IP addresses for messages.
+func addressList(addresses []clusterv1.MachineAddress) string {
+	var ips []string
+	for _, a := range addresses {
+		if a.Type != clusterv1.MachineInternalDNS {
+			ips = append(ips, a.Address)
+		}
+	}
+	return strings.Join(ips, ", ")
 }

@@ -178,10 +178,7 @@ func union(a, b []string) []string {
 }
 
 func (r *OpenStackMachineReconciler) bootstrapData(ctx context.Context, m *machineScope) ([]byte, error) {
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
+	reader := readerOr(r.APIReader, r.Client)
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: m.machine.Namespace, Name: *m.machine.Spec.Bootstrap.DataSecretName}
 	if err := reader.Get(ctx, key, secret); err != nil {

@@ -17,13 +17,20 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -48,6 +55,9 @@ const (
 	// notRunningRequeue is how soon a server that is neither building nor ACTIVE is looked at
 	// again: Nova sends no event when someone starts it.
 	notRunningRequeue = time.Minute
+	// cacheRequeue is how soon a reconcile that found the cache behind this controller's own
+	// last write looks again; the watch event of the write usually comes first.
+	cacheRequeue = 250 * time.Millisecond
 )
 
 // phaseResult carries what a phase wants from the reconcile: to stop here, and when to come back.
@@ -83,4 +93,81 @@ func reportProblem(rep *report.Recorder, obj conditions.Setter, conditionType, r
 	}
 	setCondition(obj, conditionType, metav1.ConditionFalse, reason, message)
 	return ctrl.Result{RequeueAfter: specErrorRequeue}
+}
+
+// ownWrites remembers the resourceVersion of a reconciler's last write of each object, so that a
+// reconcile that reads an older copy from the cache waits for its own write rather than act on
+// a status that lacks what the previous reconcile recorded: it would find again, by name, what it
+// had just created, and report an adoption that did not happen. The API server is asked only when
+// the cache shows another version than the one written; an entry lives until the cache catches
+// up.
+type ownWrites struct {
+	mu sync.Mutex
+	rv map[types.UID]string
+}
+
+// wrote records obj's resourceVersion after a write (or after a reconcile that wrote nothing).
+func (w *ownWrites) wrote(obj client.Object) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.rv == nil {
+		w.rv = map[types.UID]string{}
+	}
+	w.rv[obj.GetUID()] = obj.GetResourceVersion()
+}
+
+// behind reports whether cached, read from the cache, is older than this reconciler's last write
+// of it. When the API server holds the very version the cache shows, someone else wrote after
+// us, and the cache is current.
+func (w *ownWrites) behind(ctx context.Context, reader client.Reader, cached client.Object) (bool, error) {
+	w.mu.Lock()
+	want, ok := w.rv[cached.GetUID()]
+	w.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	if cached.GetResourceVersion() != want {
+		live, ok := cached.DeepCopyObject().(client.Object)
+		if !ok {
+			return false, nil
+		}
+		err := reader.Get(ctx, client.ObjectKeyFromObject(cached), live)
+		if client.IgnoreNotFound(err) != nil {
+			return false, err
+		}
+		if err == nil && live.GetResourceVersion() != cached.GetResourceVersion() {
+			return true, nil
+		}
+	}
+	w.mu.Lock()
+	delete(w.rv, cached.GetUID())
+	w.mu.Unlock()
+	return false, nil
+}
+
+// readerOr is reader, or fallback when it is nil.
+func readerOr(reader client.Reader, fallback client.Reader) client.Reader {
+	if reader == nil {
+		return fallback
+	}
+	return reader
+}
+
+// logWaits writes one line at the default verbosity for each condition of types on obj that says
+// the controller waits (for OpenStack, for the cache, for another object): what, and since when
+// the condition has not been True.
+func logWaits(log logr.Logger, obj conditions.Getter, types []string) {
+	for _, t := range types {
+		c := conditions.Get(obj, t)
+		if c == nil || c.Status == metav1.ConditionTrue || !waitReason(c.Reason) {
+			continue
+		}
+		log.Info("Waiting", "condition", t, "reason", c.Reason, "for", time.Since(c.LastTransitionTime.Time).Round(time.Second).String(), "message", c.Message)
+	}
+}
+
+// waitReason says whether a condition reason means the controller waits rather than fails.
+func waitReason(reason string) bool {
+	return strings.HasPrefix(reason, "WaitingFor") || reason == infrav1.InstanceBuildingReason ||
+		reason == infrav1.DeletingReason || reason == infrav1.ProvisioningReason
 }

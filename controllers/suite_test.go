@@ -108,6 +108,7 @@ func startManager(ctx context.Context) (chan error, error) {
 	memory.ErrorInterval = time.Second
 	if err := (&OpenStackClusterReconciler{
 		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
 		Recorder:           mgr.GetEventRecorder("openstackcluster-controller"),
 		ScopeFactory:       clouds,
 		LoadBalancerMemory: memory,

@@ -330,6 +330,12 @@ type OpenStackClusterStatus struct {
 	// WorkerSecurityGroup is the managed security group of worker machines.
 	// +optional
 	WorkerSecurityGroup *SecurityGroupStatus `json:"workerSecurityGroup,omitempty"`
+
+	// ZonesReady is "<ready>/<zones>" with availabilityZoneSubnets: how many of the availability
+	// zones' API server load balancers are ready, of those the spec maps. Empty otherwise.
+	// +kubebuilder:validation:MaxLength=8
+	// +optional
+	ZonesReady string `json:"zonesReady,omitempty"`
 }
 
 // OpenStackClusterInitializationStatus is the initialization part of the v1beta2 contract.
@@ -344,10 +350,10 @@ type OpenStackClusterInitializationStatus struct {
 // +kubebuilder:resource:path=openstackclusters,scope=Namespaced,categories=cluster-api,shortName=osc
 // +kubebuilder:subresource:status
 // +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1"
-// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster[.]x-k8s[.]io/cluster-name']",description="Cluster this OpenStackCluster belongs to"
+// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",description="Cluster this OpenStackCluster belongs to"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the cluster infrastructure is ready"
 // +kubebuilder:printcolumn:name="Endpoint",type="string",JSONPath=".spec.controlPlaneEndpoint.host",description="API server endpoint"
-// +kubebuilder:printcolumn:name="API LB AZs",type="string",JSONPath=".status.apiServerLoadBalancers[*].availabilityZone",description="Availability zones that have an API server load balancer"
+// +kubebuilder:printcolumn:name="Zones",type="string",JSONPath=".status.zonesReady",description="Availability zone load balancers ready, of those the spec maps"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 //
 // The control plane endpoint rules live here rather than on the spec so that they do not apply to

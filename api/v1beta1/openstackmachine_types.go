@@ -183,6 +183,11 @@ type OpenStackMachineStatus struct {
 	// InstanceState is the Nova state of the server.
 	// +optional
 	InstanceState *InstanceState `json:"instanceState,omitempty"`
+
+	// FailureDomain is the availability zone the server runs in, as Nova reports it.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	FailureDomain string `json:"failureDomain,omitempty"`
 }
 
 // OpenStackMachineInitializationStatus is the initialization part of the v1beta2 contract.
@@ -198,10 +203,11 @@ type OpenStackMachineInitializationStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1"
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",description="Cluster this OpenStackMachine belongs to"
+// +kubebuilder:printcolumn:name="Failure Domain",type="string",JSONPath=".status.failureDomain",description="Availability zone the server runs in"
 // +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.instanceState",description="Nova state of the server"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the machine's infrastructure is ready"
 // +kubebuilder:printcolumn:name="ProviderID",type="string",JSONPath=".spec.providerID",description="Provider ID of the server"
-// +kubebuilder:printcolumn:name="Machine",type="string",JSONPath=".metadata.ownerReferences[?(@.kind==\"Machine\")].name",description="Machine that owns this OpenStackMachine"
+// +kubebuilder:printcolumn:name="Machine",type="string",JSONPath=".metadata.ownerReferences[?(@.kind==\"Machine\")].name",description="Machine that owns this OpenStackMachine",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 
 // OpenStackMachine is the infrastructure of one Cluster API machine on OpenStack: a Nova server

@@ -46,7 +46,12 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(requestsTotal, requestDuration)
+	metrics.Registry.MustRegister(Collectors()...)
+}
+
+// Collectors are the metrics this package records, for the metrics reference and its tests.
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{requestsTotal, requestDuration}
 }
 
 // Service names, as used in the metric labels.

@@ -242,6 +242,14 @@ func (s *Service) create(ctx context.Context, d *Desired) Outcome {
 	}
 	s.report.Changed("CreatedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: d.AvailabilityZone}, "Created load balancer %s (%s) for %s with VIP %s and listeners on ports %s",
 		lb.Name, lb.ID, zoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
+	// The children came with the load balancer, in the same call: each is reported on its own.
+	for _, port := range d.Ports {
+		name := ChildName(d.Name, port)
+		for _, kind := range []string{"Listener", "Pool", "HealthMonitor"} {
+			s.report.Changed("Created"+kind, report.Resource{Kind: kind, Name: name, Zone: d.AvailabilityZone},
+				"Created %s %s for port %d with load balancer %s", kindWords[kind], name, port, lb.Name)
+		}
+	}
 	out := waiting(fmt.Sprintf("load balancer %s is %s", lb.Name, lb.ProvisioningStatus))
 	out.Status = s.statusOf(d, &found{id: lb.ID, name: lb.Name, provisioning: lb.ProvisioningStatus, lb: lb}, nil)
 	out.Status.AllowedCIDRs = cidrs

@@ -38,7 +38,12 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(loadBalancers, reconcileDuration)
+	metrics.Registry.MustRegister(Collectors()...)
+}
+
+// Collectors are the metrics this package records, for the metrics reference and its tests.
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{loadBalancers, reconcileDuration}
 }
 
 // RecordOutcomes replaces the gauge series of a cluster with the states of its load balancers.

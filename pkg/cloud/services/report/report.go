@@ -22,11 +22,13 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 )
 
@@ -59,9 +61,9 @@ type Resource struct {
 	Zone string
 }
 
-// Recorder records events on one object, and logs them with the reconcile's logger. A nil
-// Recorder, or one without an event recorder or an object, records nothing, so that services can
-// be used without one in tests.
+// Recorder records events on one object, and logs them with the reconcile's logger (which
+// names the object and its cluster). A nil Recorder records nothing, and one without an event
+// recorder or an object only logs, so that services can be used without one in tests.
 type Recorder struct {
 	recorder events.EventRecorder
 	owner    runtime.Object
@@ -74,22 +76,38 @@ func NewRecorder(recorder events.EventRecorder, owner runtime.Object, log logr.L
 }
 
 // Changed records a change made in the cloud: reason starts with the verb in the past tense
-// (CreatedLoadBalancer, DeletedPort), which gives the event's action.
-func (r *Recorder) Changed(reason string, _ Resource, format string, args ...any) {
-	r.emit(corev1.EventTypeNormal, reason, format, args...)
+// (CreatedLoadBalancer, DeletedPort), which gives the event's action. The event names res as its
+// related object, so that the changes of two resources (two zones' load balancers, say) are two
+// events and never one series; the same goes to the log at the default verbosity.
+func (r *Recorder) Changed(reason string, res Resource, format string, args ...any) {
+	r.record(corev1.EventTypeNormal, reason, res, format, args...)
 }
 
 // Warn records something the user should act on or know about: a capability the cloud lacks, a
 // resource in ERROR, a spec the cloud refutes. res is the resource concerned, if any.
-func (r *Recorder) Warn(reason string, _ Resource, format string, args ...any) {
-	r.emit(corev1.EventTypeWarning, reason, format, args...)
+func (r *Recorder) Warn(reason string, res Resource, format string, args ...any) {
+	r.record(corev1.EventTypeWarning, reason, res, format, args...)
 }
 
-func (r *Recorder) emit(eventType, reason, format string, args ...any) {
-	if r == nil || r.recorder == nil || r.owner == nil {
+func (r *Recorder) record(eventType, reason string, res Resource, format string, args ...any) {
+	if r == nil {
 		return
 	}
-	r.recorder.Eventf(r.owner, nil, eventType, reason, action(reason), format, args...)
+	verb := action(reason)
+	if r.log.GetSink() != nil {
+		r.log.Info(fmt.Sprintf(format, args...), "type", eventType, "reason", reason, "verb", verb,
+			"kind", res.Kind, "name", res.Name, "id", res.ID, "zone", res.Zone)
+	}
+	if r.recorder == nil || r.owner == nil {
+		return
+	}
+	var related runtime.Object
+	if res != (Resource{}) {
+		// The event library folds events with the same object, related object, reason and action
+		// into one series that keeps the first message: naming the resource keeps them apart.
+		related = &corev1.ObjectReference{Kind: res.Kind, Name: res.Name, UID: types.UID(res.ID)}
+	}
+	r.recorder.Eventf(r.owner, related, eventType, reason, verb, format, args...)
 }
 
 // verbs maps the start of a reason to the event's action.

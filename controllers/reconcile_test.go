@@ -1,0 +1,74 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+)
+
+// liveReader answers a Get with the object as the API server holds it.
+type liveReader struct {
+	client.Reader
+	obj   *infrav1.OpenStackCluster
+	calls int
+}
+
+func (r *liveReader) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	r.calls++
+	r.obj.DeepCopyInto(obj.(*infrav1.OpenStackCluster))
+	return nil
+}
+
+func TestOwnWritesTellsAStaleCacheFromANewerWrite(t *testing.T) {
+	g := NewWithT(t)
+	at := func(rv string) *infrav1.OpenStackCluster {
+		return &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "uid-1", ResourceVersion: rv}}
+	}
+	var w ownWrites
+	live := &liveReader{obj: at("12")}
+
+	behind, err := w.behind(ctx, live, at("10"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(behind).To(BeFalse(), "nothing written yet: nothing to wait for")
+	g.Expect(live.calls).To(BeZero())
+
+	w.wrote(at("12"))
+	behind, _ = w.behind(ctx, live, at("11"))
+	g.Expect(behind).To(BeTrue(), "the cache shows a version older than the one written")
+	g.Expect(live.calls).To(Equal(1))
+
+	behind, _ = w.behind(ctx, live, at("12"))
+	g.Expect(behind).To(BeFalse(), "the cache shows the write")
+	g.Expect(live.calls).To(Equal(1), "no call when the cache shows the write")
+	behind, _ = w.behind(ctx, live, at("11"))
+	g.Expect(behind).To(BeFalse(), "forgotten once seen")
+
+	// Someone else wrote after us (a status wiped by a restore): the cache shows it, the API
+	// server too, and the controller must act on it.
+	w.wrote(at("12"))
+	live.obj = at("15")
+	behind, _ = w.behind(ctx, live, at("15"))
+	g.Expect(behind).To(BeFalse())
+	g.Expect(live.calls).To(Equal(2))
+}
