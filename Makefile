@@ -59,6 +59,8 @@ manifests: ## Regenerate the CRDs, the webhook configuration and the RBAC role u
 # The release: its version, and the manager image its components file names.
 RELEASE_VERSION ?= v0.1.0
 MANAGER_IMAGE ?= ghcr.io/capo-multiaz/cluster-api-provider-openstack
+# The architectures `make image` (and so `make release`) builds: IMAGE_ARCHES="amd64 arm64".
+IMAGE_ARCHES ?= amd64
 FLAVORS := default multi-az without-lb
 
 .PHONY: templates
@@ -72,11 +74,23 @@ templates: ## Build the cluster templates (templates/cluster-template*.yaml) fro
 	cp templates/flavors/clusterclass/*.yaml templates/
 
 .PHONY: release
-release: templates ## Build the release under out/: infrastructure-components.yaml, metadata.yaml and the cluster templates, for clusterctl.
+release: templates ## Build the release under out/: infrastructure-components.yaml, metadata.yaml, the cluster templates, and the manager's image with its digest (manager-image.txt), for clusterctl.
 	@hack/tools.sh kustomize >/dev/null
 	rm -rf out && mkdir -p out
+	$(MAKE) --no-print-directory image
 	$(KUSTOMIZE) build config/default | sed 's|image: controller:latest|image: $(MANAGER_IMAGE):$(RELEASE_VERSION)|' >out/infrastructure-components.yaml
 	cp metadata.yaml templates/cluster-template*.yaml templates/clusterclass-*.yaml out/
+	@for arch in $(IMAGE_ARCHES); do \
+		echo "$(MANAGER_IMAGE):$(RELEASE_VERSION)@$$(cat out/image/manager-$(RELEASE_VERSION)-linux-$$arch.tar.digest) linux/$$arch"; \
+	done >out/manager-image.txt
+
+.PHONY: image
+image: ## Build the manager's image for IMAGE_ARCHES without a container engine (Debian's buildah, nothing pulled): out/image/manager-<version>-linux-<arch>.tar (OCI archive) and its .digest.
+	RELEASE_VERSION=$(RELEASE_VERSION) hack/image.sh $(IMAGE_ARCHES) >/dev/null
+
+.PHONY: docker-build
+docker-build: ## Build the manager's image with a container engine, from the Dockerfile (ARCH=arm64 for another architecture).
+	docker build --platform linux/$(or $(ARCH),$(shell go env GOARCH)) --build-arg VERSION=$(RELEASE_VERSION) -t $(MANAGER_IMAGE):$(RELEASE_VERSION) .
 
 BENCH_TIME ?= 5x
 
@@ -114,12 +128,23 @@ mgmt-down: ## Stop the local management plane.
 
 .PHONY: build
 build: ## Build the manager binary into bin/manager.
-	go build -trimpath -o $(BIN_DIR)/manager .
+	go build -trimpath -ldflags "-X main.version=$(RELEASE_VERSION)" -o $(BIN_DIR)/manager .
 
 .PHONY: test
-test: ## Run every test: unit, webhook, API validation, envtest and fake-OpenStack contract suites (builds envtest binaries on first use).
+test: ## Run every suite CI runs, each phase timed: go tests, bench once, the image, clusterctl, end to end (as root; hack/test.sh).
+	hack/test.sh
+
+.PHONY: test-go
+test-go: ## Run the Go suites only: unit, webhook, API validation, envtest and fake-OpenStack contract (builds envtest binaries on first use).
 	@assets="$$(hack/envtest-assets.sh)"; \
 	KUBEBUILDER_ASSETS="$$assets" go test $(GO_TEST_FLAGS) -tags contract ./...
+
+.PHONY: test-image
+test-image: image ## Build the manager's image and check what it holds: entrypoint, user, CA bundle, a static binary of the release's version.
+	@for arch in $(IMAGE_ARCHES); do \
+		CAPO_IMAGE_ARCHIVE=$(ROOT)/out/image/manager-$(RELEASE_VERSION)-linux-$$arch.tar CAPO_RELEASE_VERSION=$(RELEASE_VERSION) \
+			go test -tags image -count=1 ./test/image/ || exit 1; \
+	done
 
 .PHONY: test-clusterctl
 test-clusterctl: release ## Prove the release with the real clusterctl (built from the module proxy): init from a local repository, generate every flavor through admission, move a multi-AZ cluster.

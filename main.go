@@ -49,8 +49,14 @@ import (
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
+// version is the release the binary was built for; make sets it with
+// -ldflags "-X main.version=<release>" (make build, make image).
+var version = "dev"
+
 // options are the manager's command line flags.
 type options struct {
+	printVersion bool
+
 	logs    *logs.Options
 	manager capiflags.ManagerOptions
 
@@ -79,6 +85,8 @@ func newOptions() *options {
 func (o *options) addFlags(fs *pflag.FlagSet) {
 	logsv1.AddFlags(o.logs, fs)
 	capiflags.AddManagerOptions(fs, &o.manager)
+
+	fs.BoolVar(&o.printVersion, "version", false, "Print the release this binary was built for, and exit.")
 
 	fs.BoolVar(&o.leaderElect, "leader-elect", false,
 		"Enable leader election, so that only one replica of the manager reconciles at a time.")
@@ -223,6 +231,10 @@ func main() {
 	// controller-runtime registers --kubeconfig on the standard flag set.
 	fs.AddGoFlagSet(flag.CommandLine)
 	_ = fs.Parse(os.Args[1:])
+	if o.printVersion {
+		fmt.Println(version)
+		return
+	}
 
 	if err := logsv1.ValidateAndApply(o.logs, nil); err != nil {
 		fmt.Fprintf(os.Stderr, "invalid logging flags: %v\n", err)
@@ -254,7 +266,7 @@ func main() {
 		log.Error(err, "setting up the controllers")
 		os.Exit(1)
 	}
-	log.Info("starting the manager")
+	log.Info("starting the manager", "version", version)
 	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "running the manager")
 		os.Exit(1)

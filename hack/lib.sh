@@ -20,3 +20,24 @@ CLUSTER_API_VERSION=v1.14.2
 ENVTEST_ASSETS_DIR="${CAPO_CACHE_DIR}/envtest/${KUBERNETES_VERSION}-linux-amd64"
 
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+
+# apt_ensure PACKAGE... installs, as root, those of the Debian packages that are missing, without
+# starting any daemon their maintainer scripts would start; apt's output goes to $APT_LOG
+# (default: a temporary file, printed on failure). Waits for another apt to finish.
+apt_ensure() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  [ "$(id -u)" -eq 0 ] || { log "missing Debian packages ${missing[*]}: install them, or run as root"; return 1; }
+  log "installing ${missing[*]}"
+  local policy=/usr/sbin/policy-rc.d ours=0 out="${APT_LOG:-$(mktemp)}" rc=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && ours=1
+  fi
+  { apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"; } >"$out" 2>&1 || rc=$?
+  [ "$ours" -eq 0 ] || rm -f "$policy"
+  [ "$rc" -eq 0 ] || { tail -20 "$out" >&2; return "$rc"; }
+}

@@ -36,8 +36,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
-
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,6 +47,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Settings and helpers shared by up.sh and down.sh. Sourced, never run.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # Where configuration, databases, logs and pid files live; down.sh --purge deletes it.
 STATE_DIR="${CAPO_OPENSTACK_DIR:-/var/tmp/capo-local-openstack}"

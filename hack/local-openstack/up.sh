@@ -36,21 +36,9 @@ PACKAGES=(python3-keystone python3-placement python3-glance python3-neutron pyth
   mariadb-server mariadb-client rabbitmq-server curl openssl iproute2)
 
 install_packages() {
-  local missing=() p
-  for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
-  done
-  [ ${#missing[@]} -gt 0 ] || return 0
-  say "installing ${#missing[@]} packages (about 2 minutes on a fresh machine)"
   # Only the library packages: the daemon packages would pull systemd units and debconf prompts.
-  # Keep the maintainer scripts of mariadb and rabbitmq from starting their daemons.
-  local policy=/usr/sbin/policy-rc.d ours=0
-  if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && ours=1
-  fi
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
-  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >"$LOG_DIR/apt.log"
-  [ "$ours" -eq 0 ] || rm -f "$policy"
+  # apt_ensure keeps the maintainer scripts of mariadb and rabbitmq from starting their daemons.
+  APT_LOG="$LOG_DIR/apt.log" apt_ensure "${PACKAGES[@]}"
 }
 
 start_mariadb() {

@@ -21,5 +21,11 @@ while kill -0 "$pid" 2>/dev/null; do
   fi
   sleep 0.2
 done
+# A provider container whose runc was killed outlives it.
+if command -v runc >/dev/null; then
+  for id in $(runc --root "$dir/runc" list -q 2>/dev/null); do
+    runc --root "$dir/runc" delete --force "$id" || true
+  done
+fi
 rm -f "$dir/mgmtplane.pid" "$dir/ready"
 log "stopped"

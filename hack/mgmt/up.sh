@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Starts a Cluster API management plane as local processes (no container runtime needed):
-# etcd + kube-apiserver (built from the module proxy, as for envtest), the Cluster API core
-# manager (built from the module proxy) and this provider's manager (built from this tree), both
-# serving their webhooks on 127.0.0.1. Idempotent: when it is up, prints where and returns.
+# Starts a Cluster API management plane on this machine: etcd + kube-apiserver (built from the
+# module proxy, as for envtest), the Cluster API core manager (built from the module proxy) as a
+# process, and this provider as clusterctl installs it: the release's components file
+# (make release) applied, and the manager run from the release's image (make image) with runc, as
+# its Deployment's pod would run. Both serve their webhooks on 127.0.0.1. Idempotent: when it is
+# up, prints where and returns.
 #
 #   hack/mgmt/up.sh      then: export KUBECONFIG=$CAPO_MGMT_DIR/kubeconfig
 #
 # Everything goes under $CAPO_MGMT_DIR (default /var/tmp/capo-management-plane): kubeconfig,
 # logs/ (one file per manager, mgmtplane.log for the supervisor), certs/. hack/mgmt/down.sh stops
-# it. Extra flags for the provider's manager: CAPO_MANAGER_ARGS.
+# it. Extra flags for the provider's manager: CAPO_MANAGER_ARGS. The components' clusterctl
+# variables come from the environment (docs/getting-started.md); CAPO_INSECURE_DIAGNOSTICS
+# defaults to true here, so that /metrics is plain HTTP on 127.0.0.1.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/hack/lib.sh"
@@ -25,14 +29,18 @@ start=$SECONDS
 assets="$("$root/hack/envtest-assets.sh")"
 capi_bin="$("$root/hack/cluster-api.sh")"
 capi_source="$("$root/hack/cluster-api.sh" source)"
-# No -trimpath: the build then reuses what the tests compiled (a cold CI saves minutes).
-(cd "$root" && go build -o bin/manager . && go build -o bin/mgmtplane ./hack/mgmtplane)
-log "binaries ready ($((SECONDS - start))s)"
+version="${RELEASE_VERSION:-v0.1.0}"
+(cd "$root" && make --no-print-directory release RELEASE_VERSION="$version" IMAGE_ARCHES="$(go env GOARCH)" >/dev/null)
+image="$root/out/image/manager-$version-linux-$(go env GOARCH).tar"
+(cd "$root" && go build -o bin/mgmtplane ./hack/mgmtplane)
+log "release, image and plane ready ($((SECONDS - start))s)"
 
 rm -f "$dir/ready"
-KUBEBUILDER_ASSETS="$assets" setsid nohup "$root/bin/mgmtplane" --dir "$dir" --repo "$root" \
+KUBEBUILDER_ASSETS="$assets" CAPO_INSECURE_DIAGNOSTICS="${CAPO_INSECURE_DIAGNOSTICS:-true}" \
+  setsid nohup "$root/bin/mgmtplane" --dir "$dir" \
   --capi-source "$capi_source" --capi-manager "$capi_bin/cluster-api-manager" \
-  --provider-manager "$root/bin/manager" --provider-args "${CAPO_MANAGER_ARGS:-}" \
+  --components "$root/out/infrastructure-components.yaml" --provider-image "$image" \
+  --provider-args "${CAPO_MANAGER_ARGS:-}" \
   >"$dir/logs/mgmtplane.log" 2>&1 </dev/null &
 echo $! >"$dir/mgmtplane.pid"
 

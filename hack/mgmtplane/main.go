@@ -14,10 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command mgmtplane runs a Cluster API management plane as local processes, for the end-to-end
-// tests and the demo, where no container runtime exists: etcd and kube-apiserver (as envtest
-// starts them) with the Cluster API core and provider CRDs, the Cluster API core manager, and this
-// provider's manager; both managers serve their admission webhooks on 127.0.0.1.
+// Command mgmtplane runs a Cluster API management plane on this machine, for the end-to-end tests
+// and the demo, where no Kubernetes node exists: etcd and kube-apiserver (as envtest starts them)
+// with the Cluster API core CRDs, the Cluster API core manager as a process, and this provider as
+// `clusterctl init` installs it: the release's components file applied (CRDs, ServiceAccount,
+// RBAC, webhook configurations) and its manager Deployment's container run from the release's
+// image with runc, with the Deployment's arguments, user and mounts, on the host's network. Both
+// managers serve their admission webhooks on 127.0.0.1.
 //
 // It runs until SIGINT or SIGTERM, then stops the managers and the API server. hack/mgmt/up.sh
 // starts it in the background and hack/mgmt/down.sh stops it; everything it writes is under --dir:
@@ -25,10 +28,13 @@ limitations under the License.
 //	kubeconfig            an administrator's kubeconfig for the API server
 //	logs/*.log            each manager's output; logs/mgmtplane.log this program's
 //	certs/                the webhook serving certificate and its CA
-//	ready                 written once both managers answer their readiness probes
+//	provider/             the provider container's runc bundle (root file system, config.json)
+//	ready                 written once both managers answer their readiness probes; says where
+//	                      the API server and the provider's metrics are
 //
-// The provider's manager authenticates as user "capo-manager" bound to the ClusterRole in
-// config/rbac, so a permission missing from it fails the end-to-end tests as it would in a cluster.
+// The provider's manager authenticates with a token of the components' ServiceAccount, bound
+// only to the components' roles, so a permission missing from them fails the end-to-end tests as
+// it would in a cluster.
 package main
 
 import (
@@ -49,43 +55,41 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
-
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
 )
 
-const managerUser = "capo-manager"
-
 type options struct {
-	dir            string
-	repoRoot       string
-	capiSource     string
-	capiManager    string
-	providerBinary string
-	providerArgs   string
+	dir           string
+	capiSource    string
+	capiManager   string
+	components    string
+	providerImage string
+	providerArgs  string
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.dir, "dir", "/var/tmp/capo-management-plane", "Where the kubeconfig, certificates and logs go.")
-	flag.StringVar(&o.repoRoot, "repo", ".", "The provider's repository (its config/ directory holds the CRDs, webhooks and RBAC).")
 	flag.StringVar(&o.capiSource, "capi-source", "", "The cluster-api module's source directory (CRDs and webhooks of the core provider).")
 	flag.StringVar(&o.capiManager, "capi-manager", "", "The Cluster API core manager binary.")
-	flag.StringVar(&o.providerBinary, "provider-manager", "", "This provider's manager binary.")
+	flag.StringVar(&o.components, "components", "", "This provider's infrastructure-components.yaml (make release); clusterctl variables come from the environment.")
+	flag.StringVar(&o.providerImage, "provider-image", "", "This provider's image, an OCI archive (make image).")
 	flag.StringVar(&o.providerArgs, "provider-args", "", "Extra flags for the provider's manager, space separated.")
 	flag.Parse()
-	for name, value := range map[string]string{"capi-source": o.capiSource, "capi-manager": o.capiManager, "provider-manager": o.providerBinary} {
+	for name, value := range map[string]string{"capi-source": o.capiSource, "capi-manager": o.capiManager, "components": o.components, "provider-image": o.providerImage} {
 		if value == "" {
 			fmt.Fprintf(os.Stderr, "mgmtplane: --%s is required\n", name)
 			os.Exit(2)
@@ -114,11 +118,12 @@ func run(ctx context.Context, o options) error {
 	_ = os.Remove(filepath.Join(o.dir, "ready"))
 	start := time.Now()
 
+	comps, err := readComponents(o.components)
+	if err != nil {
+		return err
+	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths: []string{
-			filepath.Join(o.capiSource, "core", "config", "crd", "bases"),
-			filepath.Join(o.repoRoot, "config", "crd", "bases"),
-		},
+		CRDDirectoryPaths:     []string{filepath.Join(o.capiSource, "core", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := env.Start()
@@ -136,19 +141,18 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	providerKubeconfig := filepath.Join(o.dir, "provider.kubeconfig")
-	if _, err := localenv.WriteUserKubeconfig(env, envtest.User{Name: managerUser}, providerKubeconfig); err != nil {
-		return err
-	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	c, err := client.New(admin, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
-	if err := bindProviderRole(ctx, c, filepath.Join(o.repoRoot, "config", "rbac")); err != nil {
+	if err := comps.apply(ctx, c); err != nil {
 		return err
 	}
 
@@ -171,20 +175,21 @@ func run(ctx context.Context, o options) error {
 				"--diagnostics-address", fmt.Sprintf("127.0.0.1:%d", ports[3]), "--insecure-diagnostics",
 			},
 		},
-		{
-			name: "provider-manager", binary: o.providerBinary, health: ports[4],
-			args: append([]string{
-				"--kubeconfig", providerKubeconfig,
-				"--webhook-cert-dir", certs, "--webhook-host", "127.0.0.1", "--webhook-port", strconv.Itoa(providerWebhook),
-				"--health-addr", fmt.Sprintf("127.0.0.1:%d", ports[4]),
-				"--diagnostics-address", fmt.Sprintf("127.0.0.1:%d", ports[5]), "--insecure-diagnostics",
-			}, strings.Fields(o.providerArgs)...),
-		},
 	}
-	if err := installWebhooks(ctx, c, filepath.Join(o.capiSource, "core", "config", "webhook", "manifests.yaml"), "capi-", capiWebhook, caPEM); err != nil {
+	provider, err := providerContainer(ctx, c, admin, comps, o.providerImage, o.dir, certs,
+		providerPorts{webhook: providerWebhook, health: ports[4], diagnostics: ports[5]}, strings.Fields(o.providerArgs))
+	if err != nil {
 		return err
 	}
-	if err := installWebhooks(ctx, c, filepath.Join(o.repoRoot, "config", "webhook", "manifests.yaml"), "capo-", providerWebhook, caPEM); err != nil {
+	managers = append(managers, provider)
+	capiWebhooks, err := readObjects(filepath.Join(o.capiSource, "core", "config", "webhook", "manifests.yaml"))
+	if err != nil {
+		return err
+	}
+	if err := installWebhooks(ctx, c, capiWebhooks, "capi-", capiWebhook, caPEM); err != nil {
+		return err
+	}
+	if err := installWebhooks(ctx, c, comps.webhooks, "", providerWebhook, caPEM); err != nil {
 		return err
 	}
 
@@ -204,8 +209,12 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	ready := fmt.Sprintf("server=%s\nkubeconfig=%s\nlogs=%s\nstarted_in=%s\n", cfg.Host,
-		filepath.Join(o.dir, "kubeconfig"), logs, time.Since(start).Round(time.Millisecond))
+	metrics := "https"
+	if slices.Contains(provider.args, "--insecure-diagnostics=true") || slices.Contains(comps.deployment.Spec.Template.Spec.Containers[0].Args, "--insecure-diagnostics=true") {
+		metrics = "http"
+	}
+	ready := fmt.Sprintf("server=%s\nkubeconfig=%s\nlogs=%s\nprovider_metrics=%s://127.0.0.1:%d/metrics\nstarted_in=%s\n", cfg.Host,
+		filepath.Join(o.dir, "kubeconfig"), logs, metrics, ports[5], time.Since(start).Round(time.Millisecond))
 	if err := os.WriteFile(filepath.Join(o.dir, "ready"), []byte(ready), 0o644); err != nil {
 		return err
 	}
@@ -220,48 +229,9 @@ func run(ctx context.Context, o options) error {
 	}
 }
 
-// bindProviderRole applies the ClusterRoles of config/rbac and binds each to the provider's user.
-func bindProviderRole(ctx context.Context, c client.Client, dir string) error {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		objs, err := readObjects(f)
-		if err != nil {
-			return err
-		}
-		for _, obj := range objs {
-			if obj.GetKind() != "ClusterRole" {
-				continue
-			}
-			role := &rbacv1.ClusterRole{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, role); err != nil {
-				return fmt.Errorf("%s: %w", f, err)
-			}
-			if err := c.Create(ctx, role); err != nil {
-				return fmt.Errorf("creating ClusterRole %s: %w", role.Name, err)
-			}
-			binding := &rbacv1.ClusterRoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-" + managerUser},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-				Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: managerUser}},
-			}
-			if err := c.Create(ctx, binding); err != nil {
-				return fmt.Errorf("binding ClusterRole %s: %w", role.Name, err)
-			}
-		}
-	}
-	return nil
-}
-
-// installWebhooks creates the webhook configurations of a manifest, renamed with prefix, with each
+// installWebhooks creates the webhook configurations among objs, renamed with prefix, with each
 // webhook pointed at https://127.0.0.1:port instead of an in-cluster Service.
-func installWebhooks(ctx context.Context, c client.Client, manifest, prefix string, port int, caPEM []byte) error {
-	objs, err := readObjects(manifest)
-	if err != nil {
-		return err
-	}
+func installWebhooks(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, prefix string, port int, caPEM []byte) error {
 	for _, obj := range objs {
 		if kind := obj.GetKind(); kind != "MutatingWebhookConfiguration" && kind != "ValidatingWebhookConfiguration" {
 			continue
@@ -269,12 +239,12 @@ func installWebhooks(ctx context.Context, c client.Client, manifest, prefix stri
 		obj.SetName(prefix + obj.GetName())
 		hooks, _, err := unstructured.NestedSlice(obj.Object, "webhooks")
 		if err != nil {
-			return fmt.Errorf("%s: %w", manifest, err)
+			return fmt.Errorf("%s: %w", obj.GetName(), err)
 		}
 		for _, h := range hooks {
 			hook, ok := h.(map[string]any)
 			if !ok {
-				return fmt.Errorf("%s: a webhook of %s is not an object", manifest, obj.GetName())
+				return fmt.Errorf("a webhook of %s is not an object", obj.GetName())
 			}
 			path, _, _ := unstructured.NestedString(hook, "clientConfig", "service", "path")
 			hook["clientConfig"] = map[string]any{
@@ -387,8 +357,10 @@ type process struct {
 	binary string
 	args   []string
 	health int
-	cmd    *exec.Cmd
-	done   chan struct{}
+	// cleanup, when set, runs once the process has exited.
+	cleanup func()
+	cmd     *exec.Cmd
+	done    chan struct{}
 }
 
 func (p *process) start(logs string, exited chan<- string) error {
@@ -407,6 +379,9 @@ func (p *process) start(logs string, exited chan<- string) error {
 	go func() {
 		err := p.cmd.Wait()
 		_ = out.Close()
+		if p.cleanup != nil {
+			p.cleanup()
+		}
 		logf("%s exited: %v", p.name, err)
 		close(p.done)
 		exited <- p.name

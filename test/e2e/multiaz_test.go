@@ -73,6 +73,26 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		Expect(filter(now.Since(baseline), "load balancer ")).To(HaveLen(2))
 	}, NodeTimeout(6*time.Minute))
 
+	It("shows the operator the cluster in kubectl get, and every metric the dashboard queries", func(ctx SpecContext) {
+		osc := waitClusterReady(ctx, key, 2)
+		Eventually(func(g Gomega) {
+			expectTableRow(ctx, g, key, map[string]any{"Name": name, "Cluster": name, "Ready": "True",
+				"Endpoint": osc.Spec.ControlPlaneEndpoint.Host, "Zones": "2/2"})
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		queried, err := framework.DashboardMetrics(dashboardPath())
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			exported := exportedMetrics(ctx, g)
+			var missing []string
+			for _, m := range queried {
+				if !exported[m] {
+					missing = append(missing, m)
+				}
+			}
+			g.Expect(missing).To(BeEmpty(), "metrics the dashboard queries that the manager does not export")
+		}).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	}, NodeTimeout(3*time.Minute))
+
 	It("puts each zone's control plane machine in its zone, behind its zone's load balancer only", func(ctx SpecContext) {
 		start := time.Now()
 		for _, zone := range cfg.zones {
