@@ -188,6 +188,7 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, c *clu
 		func() phaseResult { return r.reconcileSecurityGroups(ctx, c) },
 		func() phaseResult { return r.reconcileFailureDomains(ctx, c) },
 		func() phaseResult { return r.reconcileEndpoint(ctx, c, lbReady) },
+		func() phaseResult { return r.reconcileDNS(ctx, c) },
 	)
 	for _, phase := range phases {
 		pr := phase()

@@ -42,6 +42,7 @@ var clusterConditions = []string{
 	infrav1.FailureDomainsReadyCondition,
 	infrav1.APIServerLoadBalancersReadyCondition,
 	infrav1.APIEndpointReadyCondition,
+	infrav1.APIServerDNSReadyCondition,
 }
 
 // initClusterConditions sets every owned condition that is not set yet to Unknown.
@@ -129,7 +130,8 @@ func setEndpointReady(osc *infrav1.OpenStackCluster) {
 func setProvisioned(osc *infrav1.OpenStackCluster, lbReady int) {
 	provisioned := lbReady > 0 || !osc.Spec.APIServerLoadBalancerEnabled()
 	for _, t := range clusterConditions {
-		if t != infrav1.APIServerLoadBalancersReadyCondition {
+		// DNS publishing follows the load balancers; machines need not wait for it.
+		if t != infrav1.APIServerLoadBalancersReadyCondition && t != infrav1.APIServerDNSReadyCondition {
 			provisioned = provisioned && (conditions.IsTrue(osc, t) ||
 				conditions.GetReason(osc, t) == infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason)
 		}

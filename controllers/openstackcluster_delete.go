@@ -54,6 +54,13 @@ func (r *OpenStackClusterReconciler) reconcileDelete(ctx context.Context, c *clu
 	c.clients = clients
 	c.net = networking.NewService(clients.Network, c.report)
 
+	// The endpoint's records go first, so that clients stop resolving to what is being deleted.
+	if dnsSettings(&osc.Spec) != nil || published(osc) {
+		if err := r.deleteDNSEndpoint(ctx, c); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
 	if err := c.net.DeleteAPIServerFloatingIP(ctx, networking.APIServerFloatingIPDescription(cluster.Namespace, cluster.Name)); err != nil {
 		return ctrl.Result{}, err
 	}

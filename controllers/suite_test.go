@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func (c *cloudsByNamespace) NewClients(ctx context.Context, namespace string, re
 func TestMain(m *testing.M) {
 	flag.Parse()
 	var err error
-	env, err = envtestutil.Start()
+	env, err = envtestutil.StartWithCRDs(filepath.Join(envtestutil.RepoRoot(), "test", "envtestutil", "testdata", "externaldns"))
 	if errors.Is(err, envtestutil.ErrNoAssets) && testing.Short() {
 		fmt.Println("skipping the controller suite in -short mode:", err)
 		os.Exit(0)

@@ -3,7 +3,8 @@
 # API management plane as processes (hack/mgmt), then examples/multi-az-cluster.yaml applied: a
 # cluster with one API server load balancer per availability zone (az1, az2) and three control
 # plane machines. Prints, per zone, the load balancer, its VIP, floating IP and members, and the
-# DNS A records to publish. Idempotent; everything stays up for you to look at.
+# answer of the DNS server (BIND, hack/dns) that ExternalDNS keeps at the healthy zones' addresses.
+# Idempotent; everything stays up for you to look at.
 #
 #   hack/demo.sh          bring up and apply (first run on a fresh machine: about 15 minutes,
 #                         mostly building kube-apiserver and Cluster API from the module proxy)
@@ -20,9 +21,10 @@ case "${1:-up}" in
 up)
   start=$SECONDS
   hack/local-openstack/up.sh
+  hack/dns/up.sh
   hack/mgmt/up.sh
   log "environment ready in $((SECONDS - start))s; applying examples/multi-az-cluster.yaml"
-  go run ./hack/demo --clouds-yaml "$openstack_dir/clouds.yaml" up
+  go run ./hack/demo --clouds-yaml "$openstack_dir/clouds.yaml" --mgmt-dir "$mgmt_dir" up
   cat <<EOF
 
 The management plane keeps running: export KUBECONFIG=$KUBECONFIG
@@ -38,6 +40,7 @@ down)
     go run ./hack/demo --clouds-yaml "$openstack_dir/clouds.yaml" down
   fi
   hack/mgmt/down.sh
+  hack/dns/down.sh
   hack/local-openstack/down.sh
   ;;
 *)

@@ -36,7 +36,16 @@ if [ -z "${CAPO_E2E_CLOUDS_YAML:-}" ]; then
   hack/local-openstack/status.sh >/dev/null || local_openstack=2
   phase "local OpenStack" hack/local-openstack/up.sh
   export CAPO_E2E_CLOUDS_YAML="$openstack_dir/clouds.yaml" CAPO_E2E_CLOUD=capo-e2e
+  export CAPO_E2E_FAULT="$root/hack/local-openstack/fault.sh"
 fi
+# The DNS server ExternalDNS publishes into: started here (the zone starts empty), and stopped
+# afterwards unless it ran before (the demo's).
+dns_dir="${CAPO_DNS_DIR:-/var/tmp/capo-dns}"
+dns_started=1
+if [ -s "$dns_dir/env" ] && kill -0 "$(cat "$dns_dir/named.pid" 2>/dev/null || echo 0)" 2>/dev/null; then
+  dns_started=0
+fi
+phase "DNS server" hack/dns/up.sh
 hack/mgmt/down.sh
 phase "management plane" hack/mgmt/up.sh
 export KUBECONFIG="$mgmt_dir/kubeconfig"
@@ -44,6 +53,7 @@ export KUBECONFIG="$mgmt_dir/kubeconfig"
 teardown() {
   [ "${CAPO_E2E_KEEP:-}" = 1 ] && { log "CAPO_E2E_KEEP=1: leaving everything running"; return; }
   hack/mgmt/down.sh || true
+  [ "$dns_started" = 0 ] || hack/dns/down.sh || true
   [ "$local_openstack" != 2 ] || hack/local-openstack/down.sh >/dev/null || true
 }
 trap teardown EXIT
@@ -57,6 +67,7 @@ fi
 if [ "$rc" -ne 0 ]; then
   mkdir -p "$artifacts"
   cp -r "$mgmt_dir/logs" "$artifacts/management-plane" 2>/dev/null || true
+  cp "$dns_dir/named.log" "$artifacts/named.log" 2>/dev/null || true
   [ "$local_openstack" = 0 ] || cp -r "$openstack_dir/log" "$artifacts/openstack" 2>/dev/null || true
   log "failed; logs and the failed specs' objects are in $artifacts"
 fi

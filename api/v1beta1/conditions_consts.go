@@ -37,6 +37,9 @@ const (
 	// one per availability zone) is provisioned with its listeners, pools, monitors and floating
 	// IP. Its message names each availability zone that is not ready, and why.
 	APIServerLoadBalancersReadyCondition = "APIServerLoadBalancersReady"
+	// APIServerDNSReadyCondition says whether the endpoint host's records are published as
+	// spec.apiServerLoadBalancer.dns asks, with the addresses of the healthy zones.
+	APIServerDNSReadyCondition = "APIServerDNSReady"
 )
 
 const (
@@ -77,6 +80,16 @@ const (
 	// give: a mapped subnet that does not exist or is not on apiServerLoadBalancer.network, an
 	// unknown flavor, two load balancers with the same name.
 	LoadBalancerConfigurationErrorReason = "LoadBalancerConfigurationError"
+	// LoadBalancerUnhealthyReason means a zone's load balancer is provisioned but cannot take
+	// traffic: Octavia reports it ERROR or OFFLINE, or DEGRADED with no member ONLINE on the API
+	// server port (every control plane machine behind it down).
+	LoadBalancerUnhealthyReason = "LoadBalancerUnhealthy"
+
+	// NoHealthyZoneReason, on APIServerDNSReady, means no zone is healthy: the records keep every
+	// zone's address rather than none.
+	NoHealthyZoneReason = "NoHealthyZone"
+	// DNSEndpointCRDMissingReason means the DNSEndpoint CRD of ExternalDNS is not installed.
+	DNSEndpointCRDMissingReason = "DNSEndpointCRDMissing"
 )
 
 // Condition types and reasons of OpenStackMachine.

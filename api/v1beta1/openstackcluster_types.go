@@ -36,6 +36,8 @@ const (
 // OpenStackClusterSpec is the desired state of an OpenStackCluster.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.apiServerLoadBalancer) || !has(self.apiServerLoadBalancer.additionalPorts) || !((has(self.apiServerPort) ? self.apiServerPort : 6443) in self.apiServerLoadBalancer.additionalPorts)",fieldPath=".apiServerLoadBalancer.additionalPorts",message="must not contain the API server port (spec.apiServerPort, 6443 when not set): that port already has a listener"
+// +kubebuilder:validation:XValidation:rule="!has(self.apiServerFloatingIP) || !has(self.apiServerLoadBalancer) || !has(self.apiServerLoadBalancer.availabilityZoneSubnets) || self.apiServerLoadBalancer.availabilityZoneSubnets.all(m, !has(m.floatingIP))",fieldPath=".apiServerLoadBalancer.availabilityZoneSubnets",message="floatingIP cannot be combined with spec.apiServerFloatingIP, which is already the first zone's floating IP: give each zone its address in availabilityZoneSubnets[].floatingIP and remove apiServerFloatingIP, or leave the zones' floatingIP unset"
+// +kubebuilder:validation:XValidation:rule="!has(self.disableAPIServerFloatingIP) || !self.disableAPIServerFloatingIP || !has(self.apiServerLoadBalancer) || !has(self.apiServerLoadBalancer.availabilityZoneSubnets) || self.apiServerLoadBalancer.availabilityZoneSubnets.all(m, !has(m.floatingIP))",fieldPath=".apiServerLoadBalancer.availabilityZoneSubnets",message="floatingIP cannot be set while spec.disableAPIServerFloatingIP is true"
 type OpenStackClusterSpec struct {
 	// IdentityRef names the Secret with the clouds.yaml used to reach OpenStack. Without it the
 	// controller provisions nothing and says so in the cluster's conditions.
@@ -222,6 +224,7 @@ type APIServerLoadBalancer struct {
 	// +listMapKey=availabilityZone
 	// +kubebuilder:validation:MaxItems=10
 	// +kubebuilder:validation:XValidation:rule="self.all(m, self.exists_one(o, o.subnet == m.subnet))",message="a subnet may be mapped to only one availability zone, but two entries select the same subnet"
+	// +kubebuilder:validation:XValidation:rule="self.all(m, !has(m.floatingIP) || self.exists_one(o, has(o.floatingIP) && o.floatingIP == m.floatingIP))",message="a floating IP may belong to only one availability zone, but two entries give the same address"
 	// +optional
 	AvailabilityZoneSubnets []AZSubnetMapping `json:"availabilityZoneSubnets,omitempty"`
 
@@ -231,7 +234,35 @@ type APIServerLoadBalancer struct {
 	// +kubebuilder:default=false
 	// +optional
 	AllowCrossAZLoadBalancerMembers *bool `json:"allowCrossAZLoadBalancerMembers,omitempty"`
+
+	// DNS asks the controller to publish the endpoint host's A records itself, with the public
+	// address of every availability zone whose load balancer is healthy, so that DNS follows a
+	// zone outage. Off by default: DNS management stays the operator's decision.
+	// +optional
+	DNS *APIServerDNS `json:"dns,omitempty"`
 }
+
+// APIServerDNS says how the controller publishes the endpoint host's records.
+type APIServerDNS struct {
+	// Publish is the mechanism. DNSEndpoint: the controller keeps one ExternalDNS DNSEndpoint
+	// (externaldns.k8s.io/v1alpha1) named "<OpenStackCluster name>-apiserver" beside the
+	// OpenStackCluster, with one A record set for spec.controlPlaneEndpoint.host, and ExternalDNS
+	// (the crd source) publishes it in the operator's DNS.
+	// +kubebuilder:validation:Enum=DNSEndpoint
+	// +required
+	Publish string `json:"publish"`
+
+	// TTL is the records' time to live in seconds. Short, so that clients stop using a withdrawn
+	// zone quickly.
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	// +optional
+	TTL int32 `json:"ttl,omitempty"`
+}
+
+// DNSPublishDNSEndpoint is the APIServerDNS.Publish value for ExternalDNS's DNSEndpoint.
+const DNSPublishDNSEndpoint = "DNSEndpoint"
 
 // AZSubnetMapping binds an availability zone to the subnet that holds its load balancer's VIP.
 type AZSubnetMapping struct {
@@ -246,6 +277,15 @@ type AZSubnetMapping struct {
 	// apiServerLoadBalancer.network.
 	// +required
 	Subnet SubnetParam `json:"subnet"`
+
+	// FloatingIP is a floating IP address the operator allocated for this zone's load balancer:
+	// the load balancer gets exactly this address (allocated with it if it does not exist yet),
+	// keeps it when it is recreated after ERROR, and the controller never releases it. It cannot
+	// change once set. For the first zone, spec.apiServerFloatingIP does the same.
+	// +kubebuilder:validation:XValidation:rule="isIP(self) && ip(self).family() == 4",message="must be an IPv4 address"
+	// +kubebuilder:validation:MaxLength=15
+	// +optional
+	FloatingIP *string `json:"floatingIP,omitempty"`
 }
 
 // APIServerLoadBalancerMonitor configures the health monitor of the API server pools.
@@ -361,6 +401,7 @@ type OpenStackClusterInitializationStatus struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) || size(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) == 0 || (has(self.spec.controlPlaneEndpoint) && has(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host != '')",fieldPath=".spec.controlPlaneEndpoint.host",reason=FieldValueRequired,message="is required when spec.apiServerLoadBalancer.availabilityZoneSubnets is set: set it to a DNS name with one A record per availability zone load balancer"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) || size(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) == 0 || !has(self.spec.controlPlaneEndpoint) || !has(self.spec.controlPlaneEndpoint.host) || (!isIP(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host.matches('^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])*[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.]?$') && !self.spec.controlPlaneEndpoint.host.matches('(^|[.])[0-9]+[.]?$'))",fieldPath=".spec.controlPlaneEndpoint.host",messageExpression="'must be a DNS name, not an IP address, when spec.apiServerLoadBalancer.availabilityZoneSubnets is set: got ' + self.spec.controlPlaneEndpoint.host"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.dns) || (has(self.spec.controlPlaneEndpoint) && has(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host != '' && !isIP(self.spec.controlPlaneEndpoint.host))",fieldPath=".spec.apiServerLoadBalancer.dns",message="needs spec.controlPlaneEndpoint.host to be the DNS name whose records the controller publishes"
 
 // OpenStackCluster is the infrastructure of a Cluster API cluster on OpenStack: its network,
 // security groups and API server load balancer(s).

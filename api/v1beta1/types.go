@@ -470,6 +470,46 @@ type LoadBalancer struct {
 	// LoadBalancerNetwork is the network, and the subnet, that holds the VIP.
 	// +optional
 	LoadBalancerNetwork *NetworkStatusWithSubnets `json:"loadBalancerNetwork,omitempty"`
+
+	// ProvisioningStatus is Octavia's provisioning status of the load balancer at the last
+	// reconcile: ACTIVE, PENDING_*, ERROR.
+	// +optional
+	ProvisioningStatus string `json:"provisioningStatus,omitempty"`
+
+	// OperatingStatus is Octavia's operating status of the load balancer at the last reconcile:
+	// ONLINE, DEGRADED, ERROR, OFFLINE, NO_MONITOR.
+	// +optional
+	OperatingStatus string `json:"operatingStatus,omitempty"`
+
+	// Pools are the load balancer's pools, one per port, with their members.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=33
+	// +optional
+	Pools []LoadBalancerPool `json:"pools,omitempty"`
+
+	// Healthy says whether the load balancer can take traffic: ACTIVE and ONLINE, or ACTIVE and
+	// DEGRADED with at least one member ONLINE on the API server port.
+	// +optional
+	Healthy bool `json:"healthy,omitempty"`
+}
+
+// LoadBalancerPool is one pool of an API server load balancer, as Octavia reports it.
+type LoadBalancerPool struct {
+	Name string `json:"name"`
+	// Port is the listener port the pool serves.
+	Port            int    `json:"port"`
+	OperatingStatus string `json:"operatingStatus,omitempty"`
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	Members []LoadBalancerMember `json:"members,omitempty"`
+}
+
+// LoadBalancerMember is a member of a pool: a control plane machine's address.
+type LoadBalancerMember struct {
+	Name            string `json:"name"`
+	Address         string `json:"address"`
+	OperatingStatus string `json:"operatingStatus,omitempty"`
 }
 
 // SecurityGroupStatus is what the controller knows of a managed security group.

@@ -48,6 +48,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
@@ -66,6 +67,7 @@ type options struct {
 	cloud      string
 	example    string
 	zones      string
+	mgmtDir    string
 	timeout    time.Duration
 }
 
@@ -75,6 +77,7 @@ func main() {
 	flag.StringVar(&o.cloud, "cloud", "capo-e2e", "The cloud of clouds.yaml the example's identityRef names.")
 	flag.StringVar(&o.example, "example", "examples/multi-az-cluster.yaml", "The manifests to apply.")
 	flag.StringVar(&o.zones, "zones", "az1,az2", "The availability zones the example maps.")
+	flag.StringVar(&o.mgmtDir, "mgmt-dir", "/var/tmp/capo-management-plane", "The management plane's directory (its ready file says where the DNS server is).")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "How long to wait for the cluster and its machines.")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -184,10 +187,65 @@ func up(ctx context.Context, o options) error {
 		return fmt.Errorf("waiting for the control plane machines: %w", err)
 	}
 	say(start, "%d control plane machines running and behind their zone's load balancer", len(machines.Items))
-	if err := kube.Get(ctx, key, osc); err != nil {
+	// Octavia's health checks see the members ONLINE a few seconds after they join.
+	if err := poll(ctx, func() (bool, error) {
+		if err := kube.Get(ctx, key, osc); err != nil {
+			return false, err
+		}
+		for _, lb := range osc.Status.APIServerLoadBalancers {
+			if !lb.Healthy || !memberOnline(lb, osc.Spec.EffectiveAPIServerPort()) {
+				return false, nil
+			}
+		}
+		return len(osc.Status.APIServerLoadBalancers) == len(zones), nil
+	}); err != nil {
+		return fmt.Errorf("waiting for every zone to serve: %w%s", err, conditions(osc))
+	}
+	say(start, "every zone healthy, with its control plane machines ONLINE in Octavia")
+	if err := report(ctx, os.Stdout, cl, osc); err != nil {
 		return err
 	}
-	return report(ctx, os.Stdout, cl, osc)
+	return showDNS(ctx, start, o, osc)
+}
+
+// showDNS waits until the DNS server answers the endpoint host with the addresses the cluster
+// publishes, and prints the answer, when the cluster publishes its records and the management
+// plane runs ExternalDNS.
+func showDNS(ctx context.Context, start time.Time, o options, osc *infrav1.OpenStackCluster) error {
+	if osc.Spec.APIServerLoadBalancer == nil || osc.Spec.APIServerLoadBalancer.DNS == nil {
+		return nil
+	}
+	server, err := localenv.PlaneValue(o.mgmtDir, "dns_server")
+	if err != nil || server == "" {
+		fmt.Printf("\nThe management plane runs no ExternalDNS (%v): the DNSEndpoint %s/%s-apiserver is not published.\n", err, namespace, clusterName)
+		return nil
+	}
+	want, _ := loadbalancer.PublishedAddresses(loadbalancer.Publishable(osc), osc.Spec.EffectiveAPIServerPort())
+	host := osc.Spec.ControlPlaneEndpoint.Host
+	var got []string
+	if err := poll(ctx, func() (bool, error) {
+		got, err = localenv.LookupA(ctx, server, host)
+		return err == nil && slices.Equal(got, want), nil
+	}); err != nil {
+		return fmt.Errorf("waiting for %s to answer %v for %s (it answers %v): %w", server, want, host, got, err)
+	}
+	say(start, "ExternalDNS published the DNSEndpoint %s-apiserver", clusterName)
+	addr, port, _ := strings.Cut(server, ":")
+	fmt.Printf("\n$ dig @%s -p %s %s A +short\n%s\n", addr, port, host, strings.Join(got, "\n"))
+	fmt.Println("(the provider withdraws a zone whose load balancer cannot take traffic, and publishes it again when it can)")
+	return nil
+}
+
+// memberOnline says whether Octavia reports a member of lb's pool of port ONLINE.
+func memberOnline(lb infrav1.LoadBalancer, port int) bool {
+	for _, p := range lb.Pools {
+		for _, m := range p.Members {
+			if p.Port == port && m.OperatingStatus == "ONLINE" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // report prints one row per zone (load balancer, VIP, floating IP, members as Octavia has them)
@@ -197,18 +255,23 @@ func report(ctx context.Context, out io.Writer, cl *scope.Clients, osc *infrav1.
 	fmt.Fprintln(w)
 	// Write errors surface at Flush.
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "ZONE\tLOAD BALANCER\tVIP\tFLOATING IP\tMEMBERS")
+	_, _ = fmt.Fprintln(tw, "ZONE\tLOAD BALANCER\tVIP\tFLOATING IP\tHEALTHY\tMEMBERS")
 	for _, lb := range osc.Status.APIServerLoadBalancers {
 		members, err := membersOf(ctx, cl, lb.ID)
 		if err != nil {
 			return err
 		}
-		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", lb.AvailabilityZone, lb.Name, lb.InternalIP, lb.IP, strings.Join(members, ", "))
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\n", lb.AvailabilityZone, lb.Name, lb.InternalIP, lb.IP, lb.Healthy, strings.Join(members, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	host := osc.Spec.ControlPlaneEndpoint.Host
+	if osc.Spec.APIServerLoadBalancer.DNS != nil {
+		fmt.Fprintf(w, "\nkubectl get openstackcluster -n %s %s -o yaml   # the status behind this table\n", namespace, clusterName)
+		_, err := io.WriteString(out, w.String())
+		return err
+	}
 	fmt.Fprintf(w, "\nPublish these DNS A records for %s (one per zone; clients move on to the next when a zone is lost):\n", host)
 	for _, lb := range osc.Status.APIServerLoadBalancers {
 		address := lb.IP

@@ -575,6 +575,7 @@ configure_octavia() {
   database octavia octavia
   mkdir -p "$CONF_DIR/octavia/certs" "$DATA_DIR/octavia"
   wrapper octavia-worker octavia.cmd.octavia_worker
+  wrapper octavia-health-manager octavia.cmd.health_manager
   wrapper octavia-db-manage octavia.db.migration.cli
   [ -f "$CONF_DIR/octavia/certs/ca.key" ] ||
     openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=capo-local-octavia-ca \
@@ -625,9 +626,18 @@ ca_private_key = $CONF_DIR/octavia/certs/ca.key
 [haproxy_amphora]
 server_ca = $CONF_DIR/octavia/certs/ca.pem
 client_cert = $CONF_DIR/octavia/certs/ca.pem
+# The health manager receives the heartbeats capo_fake_amphora.py sends for the amphorae, and sets
+# the operating statuses from them as in production.
 [health_manager]
 bind_ip = $ADDRESS
+bind_port = 5555
 heartbeat_key = insecure
+heartbeat_interval = 2
+health_check_interval = 3
+heartbeat_timeout = 60
+health_update_threads = 1
+stats_update_threads = 1
+failover_threads = 1
 [oslo_messaging]
 topic = octavia_prov
 [oslo_concurrency]
@@ -649,6 +659,11 @@ start_octavia() {
     --log-file "$LOG_DIR/octavia-api.log"
   daemon octavia-worker -- "$WRAPPER_DIR/octavia-worker" --config-file "$OCTAVIA_CONF" \
     --log-file "$LOG_DIR/octavia-worker.log"
+  daemon octavia-health-manager -- "$WRAPPER_DIR/octavia-health-manager" --config-file "$OCTAVIA_CONF" \
+    --log-file "$LOG_DIR/octavia-health-manager.log"
+  daemon octavia-fake-amphora -- "$PY" "$PYTHON_DIR/capo_fake_amphora.py" --octavia-db "$(db_url octavia octavia)" \
+    --nova-db "$(db_url nova nova)" --neutron-db "$(db_url neutron neutron)" --key insecure \
+    --health-manager "$ADDRESS:5555" --interval 2
 }
 
 step() {

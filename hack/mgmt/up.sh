@@ -13,10 +13,14 @@
 # it. Extra flags for the provider's manager: CAPO_MANAGER_ARGS. The components' clusterctl
 # variables come from the environment (docs/getting-started.md); CAPO_INSECURE_DIAGNOSTICS
 # defaults to true here, so that /metrics is plain HTTP on 127.0.0.1.
+#
+# When the DNS server of hack/dns/up.sh runs ($CAPO_DNS_DIR/env exists), the plane also runs
+# ExternalDNS (hack/external-dns.sh), which publishes the provider's DNSEndpoints into it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/hack/lib.sh"
 dir="${CAPO_MGMT_DIR:-/var/tmp/capo-management-plane}"
+dns_env="${CAPO_DNS_DIR:-/var/tmp/capo-dns}/env"
 mkdir -p "$dir/logs"
 
 pid=$(cat "$dir/mgmtplane.pid" 2>/dev/null || true)
@@ -33,6 +37,10 @@ version="${RELEASE_VERSION:-v0.1.0}"
 (cd "$root" && make --no-print-directory release RELEASE_VERSION="$version" IMAGE_ARCHES="$(go env GOARCH)" >/dev/null)
 image="$root/out/image/manager-$version-linux-$(go env GOARCH).tar"
 (cd "$root" && go build -o bin/mgmtplane ./hack/mgmtplane)
+dns_args=()
+if [ -s "$dns_env" ]; then
+  dns_args=(--external-dns "$("$root/hack/external-dns.sh")" --dns-env "$dns_env")
+fi
 log "release, image and plane ready ($((SECONDS - start))s)"
 
 rm -f "$dir/ready"
@@ -40,7 +48,7 @@ KUBEBUILDER_ASSETS="$assets" CAPO_INSECURE_DIAGNOSTICS="${CAPO_INSECURE_DIAGNOST
   setsid nohup "$root/bin/mgmtplane" --dir "$dir" \
   --capi-source "$capi_source" --capi-manager "$capi_bin/cluster-api-manager" \
   --components "$root/out/infrastructure-components.yaml" --provider-image "$image" \
-  --provider-args "${CAPO_MANAGER_ARGS:-}" \
+  --provider-args "${CAPO_MANAGER_ARGS:-}" "${dns_args[@]}" \
   >"$dir/logs/mgmtplane.log" 2>&1 </dev/null &
 echo $! >"$dir/mgmtplane.pid"
 

@@ -20,7 +20,9 @@ limitations under the License.
 // `clusterctl init` installs it: the release's components file applied (CRDs, ServiceAccount,
 // RBAC, webhook configurations) and its manager Deployment's container run from the release's
 // image with runc, with the Deployment's arguments, user and mounts, on the host's network. Both
-// managers serve their admission webhooks on 127.0.0.1.
+// managers serve their admission webhooks on 127.0.0.1. With --external-dns and --dns-env it also
+// runs ExternalDNS (its DNSEndpoint CRD installed), which publishes the DNSEndpoints the provider
+// writes into the DNS server hack/dns/up.sh started.
 //
 // It runs until SIGINT or SIGTERM, then stops the managers and the API server. hack/mgmt/up.sh
 // starts it in the background and hack/mgmt/down.sh stops it; everything it writes is under --dir:
@@ -29,8 +31,8 @@ limitations under the License.
 //	logs/*.log            each manager's output; logs/mgmtplane.log this program's
 //	certs/                the webhook serving certificate and its CA
 //	provider/             the provider container's runc bundle (root file system, config.json)
-//	ready                 written once both managers answer their readiness probes; says where
-//	                      the API server and the provider's metrics are
+//	ready                 written once every process answers its readiness probe; says where
+//	                      the API server, the provider's metrics and the DNS server are
 //
 // The provider's manager authenticates with a token of the components' ServiceAccount, bound
 // only to the components' roles, so a permission missing from them fails the end-to-end tests as
@@ -78,6 +80,8 @@ type options struct {
 	components    string
 	providerImage string
 	providerArgs  string
+	externalDNS   string
+	dnsEnv        string
 }
 
 func main() {
@@ -88,7 +92,13 @@ func main() {
 	flag.StringVar(&o.components, "components", "", "This provider's infrastructure-components.yaml (make release); clusterctl variables come from the environment.")
 	flag.StringVar(&o.providerImage, "provider-image", "", "This provider's image, an OCI archive (make image).")
 	flag.StringVar(&o.providerArgs, "provider-args", "", "Extra flags for the provider's manager, space separated.")
+	flag.StringVar(&o.externalDNS, "external-dns", "", "ExternalDNS's directory (hack/external-dns.sh: the binary and its DNSEndpoint CRD); with --dns-env, ExternalDNS publishes DNSEndpoints.")
+	flag.StringVar(&o.dnsEnv, "dns-env", "", "The env file of the DNS server ExternalDNS updates (hack/dns/up.sh).")
 	flag.Parse()
+	if (o.externalDNS == "") != (o.dnsEnv == "") {
+		fmt.Fprintln(os.Stderr, "mgmtplane: --external-dns and --dns-env go together")
+		os.Exit(2)
+	}
 	for name, value := range map[string]string{"capi-source": o.capiSource, "capi-manager": o.capiManager, "components": o.components, "provider-image": o.providerImage} {
 		if value == "" {
 			fmt.Fprintf(os.Stderr, "mgmtplane: --%s is required\n", name)
@@ -160,7 +170,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	ports, err := freePorts(6)
+	ports, err := freePorts(7)
 	if err != nil {
 		return err
 	}
@@ -182,6 +192,16 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	managers = append(managers, provider)
+	dnsLine := ""
+	if o.externalDNS != "" {
+		edns, err := externalDNS(ctx, c, o.externalDNS, o.dnsEnv, filepath.Join(o.dir, "kubeconfig"), ports[6])
+		if err != nil {
+			return fmt.Errorf("ExternalDNS: %w", err)
+		}
+		managers = append(managers, edns)
+		dns, _ := readDNSEnv(o.dnsEnv)
+		dnsLine = fmt.Sprintf("dns_server=%s:%s\ndns_zone=%s\n", dns.server, dns.port, dns.zone)
+	}
 	capiWebhooks, err := readObjects(filepath.Join(o.capiSource, "core", "config", "webhook", "manifests.yaml"))
 	if err != nil {
 		return err
@@ -213,8 +233,8 @@ func run(ctx context.Context, o options) error {
 	if slices.Contains(provider.args, "--insecure-diagnostics=true") || slices.Contains(comps.deployment.Spec.Template.Spec.Containers[0].Args, "--insecure-diagnostics=true") {
 		metrics = "http"
 	}
-	ready := fmt.Sprintf("server=%s\nkubeconfig=%s\nlogs=%s\nprovider_metrics=%s://127.0.0.1:%d/metrics\nstarted_in=%s\n", cfg.Host,
-		filepath.Join(o.dir, "kubeconfig"), logs, metrics, ports[5], time.Since(start).Round(time.Millisecond))
+	ready := fmt.Sprintf("server=%s\nkubeconfig=%s\nlogs=%s\nprovider_metrics=%s://127.0.0.1:%d/metrics\n%sstarted_in=%s\n", cfg.Host,
+		filepath.Join(o.dir, "kubeconfig"), logs, metrics, ports[5], dnsLine, time.Since(start).Round(time.Millisecond))
 	if err := os.WriteFile(filepath.Join(o.dir, "ready"), []byte(ready), 0o644); err != nil {
 		return err
 	}
@@ -357,6 +377,10 @@ type process struct {
 	binary string
 	args   []string
 	health int
+	// healthPath is the readiness probe's path on health (default /readyz).
+	healthPath string
+	// env is added to this program's environment.
+	env []string
 	// cleanup, when set, runs once the process has exited.
 	cleanup func()
 	cmd     *exec.Cmd
@@ -370,6 +394,9 @@ func (p *process) start(logs string, exited chan<- string) error {
 	}
 	p.cmd = exec.Command(p.binary, p.args...)
 	p.cmd.Stdout, p.cmd.Stderr = out, out
+	if len(p.env) > 0 {
+		p.cmd.Env = append(os.Environ(), p.env...)
+	}
 	if err := p.cmd.Start(); err != nil {
 		_ = out.Close()
 		return fmt.Errorf("starting %s: %w", p.name, err)
@@ -391,7 +418,11 @@ func (p *process) start(logs string, exited chan<- string) error {
 
 func (p *process) waitReady(ctx context.Context, timeout time.Duration, exited <-chan string) error {
 	deadline := time.Now().Add(timeout)
-	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", p.health)
+	path := p.healthPath
+	if path == "" {
+		path = "/readyz"
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d%s", p.health, path)
 	for {
 		resp, err := http.Get(url) //nolint:gosec,noctx // loopback probe of a child process
 		if err == nil {

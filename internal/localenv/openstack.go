@@ -27,10 +27,13 @@ import (
 	"slices"
 
 	"github.com/go-logr/logr"
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"github.com/gophercloud/utils/v2/openstack/clientconfig"
+	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -51,6 +54,23 @@ func Clients(ctx context.Context, cloudsYAML []byte, cloudName string) (*scope.C
 	factory := &scope.SecretFactory{Reader: fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard()}
 	return factory.NewClients(ctx, "default", &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: cloudName})
 }
+
+// ServiceClient is a bare gophercloud client of service ("compute", "load-balancer", ...) of
+// cloud cloudName, for what tests do to a cloud that the provider never does (stop a server).
+func ServiceClient(ctx context.Context, cloudsYAML []byte, cloudName, service string) (*gophercloud.ServiceClient, error) {
+	var parsed clientconfig.Clouds
+	if err := yaml.Unmarshal(cloudsYAML, &parsed); err != nil {
+		return nil, fmt.Errorf("clouds.yaml: %w", err)
+	}
+	return clientconfig.NewServiceClient(ctx, service, &clientconfig.ClientOpts{Cloud: cloudName, YAMLOpts: cloudsOnly(parsed.Clouds)})
+}
+
+// cloudsOnly is a clouds.yaml held in memory, without secure.yaml or clouds-public.yaml.
+type cloudsOnly map[string]clientconfig.Cloud
+
+func (c cloudsOnly) LoadCloudsYAML() (map[string]clientconfig.Cloud, error)     { return c, nil }
+func (cloudsOnly) LoadSecureCloudsYAML() (map[string]clientconfig.Cloud, error) { return nil, nil }
+func (cloudsOnly) LoadPublicCloudsYAML() (map[string]clientconfig.Cloud, error) { return nil, nil }
 
 // externalNetworks lists the networks with router:external set.
 type externalNetworks struct{}

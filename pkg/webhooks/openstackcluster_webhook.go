@@ -135,6 +135,7 @@ func allowLoadBalancerChanges(older, newer *infrav1.APIServerLoadBalancer, path 
 	older.Monitor = newer.Monitor
 	older.AdditionalPorts = newer.AdditionalPorts
 	older.AllowCrossAZLoadBalancerMembers = newer.AllowCrossAZLoadBalancerMembers
+	older.DNS = newer.DNS
 
 	var warnings admission.Warnings
 	oldMap, newMap := older.AvailabilityZoneSubnets, newer.AvailabilityZoneSubnets
@@ -206,6 +207,12 @@ func validateAZSubnetsUpdate(oldMap, newMap []infrav1.AZSubnetMapping, path *fie
 			errs = append(errs, field.Forbidden(path.Index(i).Child("subnet"), fmt.Sprintf(
 				"the subnet of availability zone %q cannot be changed in place, because that replaces its load balancer and changes its address; "+
 					"to move it, remove its DNS A record, remove the %q entry and wait for its load balancer to be deleted, then add the entry back with the new subnet",
+				m.AvailabilityZone, m.AvailabilityZone)))
+		}
+		if !equality.Semantic.DeepEqual(prev.FloatingIP, m.FloatingIP) {
+			errs = append(errs, field.Forbidden(path.Index(i).Child("floatingIP"), fmt.Sprintf(
+				"the floating IP of availability zone %q cannot be set, changed or removed on an existing zone, because its load balancer holds the address it was given; "+
+					"to give the zone another address, remove its DNS A record, remove the %q entry and wait for its load balancer to be deleted, then add the entry back",
 				m.AvailabilityZone, m.AvailabilityZone)))
 		}
 	}

@@ -98,6 +98,24 @@ func TestOpenStackClusterValidateUpdate(t *testing.T) {
 			},
 		},
 		{
+			name: "a zone's floating IP may not be set on an existing zone",
+			old:  multiAZCluster,
+			change: func(c *infrav1.OpenStackCluster) {
+				c.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets[1].FloatingIP = ptr.To("203.0.113.20")
+			},
+			wantFields:  []string{"spec.apiServerLoadBalancer.availabilityZoneSubnets[1].floatingIP"},
+			wantMessage: `the floating IP of availability zone "az2" cannot be set, changed or removed on an existing zone`,
+		},
+		{
+			name: "a zone added with its floating IP",
+			old:  multiAZCluster,
+			change: func(c *infrav1.OpenStackCluster) {
+				m := mapping("az3", "5c4e7d7e-3b6a-4a53-9a7e-0e1f2a3b4c5d")
+				m.FloatingIP = ptr.To("203.0.113.21")
+				c.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = append(c.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets, m)
+			},
+		},
+		{
 			name:        "endpoint host may not change once set",
 			old:         multiAZCluster,
 			change:      func(c *infrav1.OpenStackCluster) { c.Spec.ControlPlaneEndpoint.Host = "api2.example.com" },

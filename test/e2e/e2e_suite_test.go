@@ -32,6 +32,10 @@ limitations under the License.
 //	CAPO_E2E_FLAVOR             flavor of the machines (default m1.tiny)
 //	CAPO_E2E_IMAGE              image name of the machines (default fake-image)
 //	CAPO_E2E_ARTIFACTS          where a failed spec's objects and the project inventory go
+//	CAPO_E2E_FAULT              a command that causes administrator-only faults (hack/local-openstack/fault.sh,
+//	                            set for the local OpenStack); without it the specs that need one are skipped
+//	CAPO_MGMT_DIR               the management plane's directory: its ready file says where its
+//	                            provider metrics and its DNS server (ExternalDNS publishes there) are
 package e2e
 
 import (

@@ -20,9 +20,12 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -43,14 +46,22 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		key      client.ObjectKey
 		// machines are the control plane machines' names, one per zone in cfg.zones' order.
 		machines []string
+		// zoneFIP is the floating IP the operator allocated for the second zone's load balancer.
+		zoneFIP string
 	)
 
 	BeforeAll(func(ctx SpecContext) {
+		// The second zone gets an address allocated beforehand (the first gets one from the
+		// provider); it is the operator's, released here after the cluster is gone.
+		zoneFIP = allocateFloatingIP(ctx)
+		mapping := append([]infrav1.AZSubnetMapping(nil), lbNetwork.Mapping...)
+		mapping[1].FloatingIP = ptr.To(zoneFIP)
 		key, baseline = createCluster(ctx, name, &infrav1.APIServerLoadBalancer{
 			Enabled:                 ptr.To(true),
 			AdditionalPorts:         []int{additionalPort},
 			Network:                 &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
-			AvailabilityZoneSubnets: lbNetwork.Mapping,
+			AvailabilityZoneSubnets: mapping,
+			DNS:                     &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint, TTL: 30},
 		})
 	}, NodeTimeout(time.Minute))
 
@@ -68,6 +79,7 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		}).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		Expect(*osc.Status.APIServerLoadBalancer).To(Equal(osc.Status.APIServerLoadBalancers[0]), "the legacy field mirrors the first zone's entry")
 		Expect(osc.Spec.ControlPlaneEndpoint.Host).To(Equal("api."+name+".e2e.example.com"), "the DNS endpoint is kept, not replaced by an address")
+		Expect(osc.Status.APIServerLoadBalancers[1].IP).To(Equal(zoneFIP), "the second zone has the floating IP allocated for it")
 		// Exactly two load balancers carry the cluster's name.
 		now := takeInventory(ctx)
 		Expect(filter(now.Since(baseline), "load balancer ")).To(HaveLen(2))
@@ -138,6 +150,74 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		GinkgoWriter.Printf("cross-AZ members off in %s\n", time.Since(start).Round(100*time.Millisecond))
 	}, NodeTimeout(12*time.Minute))
+
+	It("publishes the zones that serve in DNS, withdraws a zone whose control plane is down, and publishes it again", func(ctx SpecContext) {
+		osc := getCluster(ctx, Default, key)
+		host := osc.Spec.ControlPlaneEndpoint.Host
+		first, second := osc.Status.APIServerLoadBalancers[0].IP, osc.Status.APIServerLoadBalancers[1].IP
+		start := time.Now()
+		waitDNS(ctx, host, first, second)
+		GinkgoWriter.Printf("DNS answers both zones %s after the machines were ready\n", time.Since(start).Round(100*time.Millisecond))
+
+		By("stopping the second zone's control plane server in Nova")
+		server := serverOf(ctx, machines[1])
+		compute := computeClient(ctx)
+		Expect(servers.Stop(ctx, compute, server).ExtractErr()).To(Succeed())
+		fault := time.Now()
+		watch := watchDNS(ctx, host, first)
+		waitDNS(ctx, host, first)
+		withdrawn := time.Since(fault)
+		Eventually(func(g Gomega) {
+			got := getCluster(ctx, g, key)
+			g.Expect(got.Status.APIServerLoadBalancers[1].Healthy).To(BeFalse())
+			g.Expect(got.Status.ZonesReady).To(Equal("1/2"))
+			g.Expect(conditionTrue(got.Status.Conditions, infrav1.APIServerLoadBalancersReadyCondition)).To(MatchError(ContainSubstring(cfg.zones[1])))
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		GinkgoWriter.Printf("zone %s withdrawn from DNS %s after its server was stopped\n", cfg.zones[1], withdrawn.Round(100*time.Millisecond))
+		Expect(withdrawn).To(BeNumerically("<", 45*time.Second), "a dead zone leaves DNS within the health poll, ExternalDNS's sync and Octavia's health checks")
+
+		By("starting the server again")
+		Expect(servers.Start(ctx, compute, server).ExtractErr()).To(Succeed())
+		recovery := time.Now()
+		waitDNS(ctx, host, first, second)
+		GinkgoWriter.Printf("zone %s published again %s after its server was started\n", cfg.zones[1], time.Since(recovery).Round(100*time.Millisecond))
+		Expect(watch()).To(BeEmpty(), "answers without the first zone's address while the second zone was down")
+	}, NodeTimeout(6*time.Minute))
+
+	It("recreates a zone's load balancer Octavia put in ERROR with the zone's floating IP, while DNS keeps the other zone", func(ctx SpecContext) {
+		faultCmd := os.Getenv("CAPO_E2E_FAULT")
+		if faultCmd == "" {
+			Skip("CAPO_E2E_FAULT is not set: only the local OpenStack's administrator can put a load balancer in ERROR here")
+		}
+		osc := getCluster(ctx, Default, key)
+		host := osc.Spec.ControlPlaneEndpoint.Host
+		first, second := osc.Status.APIServerLoadBalancers[0].IP, osc.Status.APIServerLoadBalancers[1].IP
+		old := osc.Status.APIServerLoadBalancers[1].ID
+		waitDNS(ctx, host, first, second)
+
+		out, err := exec.CommandContext(ctx, faultCmd, "lb-error", old).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		fault := time.Now()
+		watch := watchDNS(ctx, host, first)
+		waitDNS(ctx, host, first)
+		GinkgoWriter.Printf("zone %s withdrawn from DNS %s after its load balancer went ERROR\n", cfg.zones[1], time.Since(fault).Round(100*time.Millisecond))
+		var recreated infrav1.LoadBalancer
+		Eventually(func(g Gomega) {
+			recreated = getCluster(ctx, g, key).Status.APIServerLoadBalancers[1]
+			g.Expect(recreated.ID).NotTo(Equal(old), "the load balancer is recreated")
+			g.Expect(recreated.Healthy).To(BeTrue())
+		}).WithTimeout(4 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		GinkgoWriter.Printf("zone %s's load balancer recreated and healthy %s after the fault\n", cfg.zones[1], time.Since(fault).Round(100*time.Millisecond))
+		Expect(recreated.IP).To(Equal(zoneFIP), "the recreated load balancer has the zone's floating IP")
+		Eventually(func(g Gomega) {
+			o := observe(ctx, g, recreated.ID)
+			g.Expect(o.floatingIP).NotTo(BeNil())
+			g.Expect(o.floatingIP.FloatingIP).To(Equal(zoneFIP))
+		}).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		waitDNS(ctx, host, first, second)
+		GinkgoWriter.Printf("zone %s published again %s after the fault\n", cfg.zones[1], time.Since(fault).Round(100*time.Millisecond))
+		Expect(watch()).To(BeEmpty(), "answers without the first zone's address while the second zone's load balancer was recreated")
+	}, NodeTimeout(6*time.Minute))
 
 	It("removes a deleted machine from its load balancer and deletes its server and port", func(ctx SpecContext) {
 		osm := &infrav1.OpenStackMachine{}

@@ -48,6 +48,8 @@ type lbEntry struct {
 	reads        int
 	// settleTo is the status the load balancer reaches when its pending operation ends.
 	settleTo string
+	// held: the status was set by SetLoadBalancerStatus and does not settle.
+	held bool
 }
 
 type loadBalancerState struct {
@@ -142,25 +144,49 @@ func (c *Cloud) SetAPIVersions(versions ...apiversions.APIVersion) {
 	c.lb.versions = versions
 }
 
-// SetLoadBalancerStatus forces a load balancer's provisioning status, for example to ERROR.
+// SetLoadBalancerStatus forces a load balancer's provisioning status, for example to ERROR; a
+// PENDING_* status set so holds until it is set again.
 func (c *Cloud) SetLoadBalancerStatus(id, status string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.lb.lbs.get(id); ok {
 		e.lb.ProvisioningStatus = status
-		e.settleTo = ""
+		e.settleTo, e.held = "", true
+	}
+}
+
+// SetOperatingStatus sets what Octavia's health manager would report of a load balancer: its
+// operating status, and that of each of its members whose address is in members.
+func (c *Cloud) SetOperatingStatus(id, status string, members map[string]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.lb.lbs.get(id)
+	if !ok {
+		return
+	}
+	e.lb.OperatingStatus = status
+	for _, p := range c.lb.pools.all() {
+		if poolLB(p) != id {
+			continue
+		}
+		for _, m := range c.lb.members.all() {
+			if st, ok := members[m.Address]; ok && m.PoolID == p.ID {
+				m.OperatingStatus = st
+			}
+		}
 	}
 }
 
 func (c *Cloud) markPending(e *lbEntry, status, settleTo string) {
-	e.lb.ProvisioningStatus, e.settleTo = status, settleTo
+	e.lb.ProvisioningStatus, e.settleTo, e.held = status, settleTo, false
 	e.pendingSince, e.reads = c.opts.Now(), 0
 }
 
 // settle advances a pending load balancer on a read. It reports whether the load balancer is
 // gone (its deletion completed).
 func (c *Cloud) settle(e *lbEntry) bool {
-	if !strings.HasPrefix(e.lb.ProvisioningStatus, "PENDING_") {
+	// A status a test set (SetLoadBalancerStatus) holds until the test changes it.
+	if !strings.HasPrefix(e.lb.ProvisioningStatus, "PENDING_") || e.held {
 		return false
 	}
 	e.reads++
@@ -176,7 +202,8 @@ func (c *Cloud) settle(e *lbEntry) bool {
 		return true
 	}
 	e.lb.ProvisioningStatus = e.settleTo
-	if e.settleTo == statusActive {
+	if e.settleTo == statusActive && e.lb.OperatingStatus == "OFFLINE" {
+		// The health manager's first report; later changes keep what it reported since.
 		e.lb.OperatingStatus = "ONLINE"
 	}
 	for _, l := range c.lb.listeners.all() {

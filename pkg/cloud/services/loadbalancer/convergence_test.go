@@ -215,11 +215,11 @@ func TestUserFloatingIPIsUsedAndNeverReleased(t *testing.T) {
 	g.Expect(w.floatingIPs()).To(HaveLen(2))
 
 	done, err := s.Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", Names: []string{first.Name, second.Name}, AllTagged: true,
-		KeepAddress: "172.24.4.99", ExternalNetworkID: w.ext})
+		KeepAddresses: []string{"172.24.4.99"}, ExternalNetworkID: w.ext})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeFalse(), "Octavia deletes asynchronously")
 	g.Eventually(func() (bool, error) {
-		return s.Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", AllTagged: true, KeepAddress: "172.24.4.99", ExternalNetworkID: w.ext})
+		return s.Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", AllTagged: true, KeepAddresses: []string{"172.24.4.99"}, ExternalNetworkID: w.ext})
 	}).WithTimeout(5e9).Should(BeTrue())
 	g.Expect(w.loadBalancers()).To(BeEmpty())
 	fips := w.floatingIPs()

@@ -38,8 +38,9 @@ type Removal struct {
 	Names     []string
 	IDs       []string
 	AllTagged bool
-	// KeepAddress is the user's apiServerFloatingIP, never released.
-	KeepAddress string
+	// KeepAddresses are the user's floating IPs (apiServerFloatingIP, the zones' floatingIP),
+	// never released.
+	KeepAddresses []string
 	// ExternalNetworkID, when set, is where the controller's floating IPs are looked for once the
 	// load balancers are gone.
 	ExternalNetworkID string
@@ -123,7 +124,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 		return fmt.Errorf("listing the floating IPs of load balancer %s: %w", lb.Name, err)
 	}
 	for _, fip := range fips {
-		if fip.FloatingIP == r.KeepAddress {
+		if slices.Contains(r.KeepAddresses, fip.FloatingIP) {
 			continue
 		}
 		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
@@ -146,7 +147,7 @@ func (s *Service) releaseFloatingIPs(ctx context.Context, r *Removal) error {
 		return fmt.Errorf("listing floating IPs: %w", err)
 	}
 	for _, fip := range fips {
-		if fip.FloatingIP == r.KeepAddress || !s.releasable(fip.Description, r) {
+		if slices.Contains(r.KeepAddresses, fip.FloatingIP) || !s.releasable(fip.Description, r) {
 			continue
 		}
 		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {

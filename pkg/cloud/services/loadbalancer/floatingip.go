@@ -118,3 +118,25 @@ func (s *Service) vipPort(ctx context.Context, f *found) (string, error) {
 	}
 	return f.lb.VipPortID, nil
 }
+
+// checkUserFloatingIP refuses, before a load balancer is created, a floating IP address the user
+// gave it that is associated with a port already: it serves something else (another cluster,
+// another load balancer), and taking it would cut that off. An address not allocated yet is
+// allocated later, with that address.
+func (s *Service) checkUserFloatingIP(ctx context.Context, d *Desired) error {
+	if d.FloatingIP == nil || d.FloatingIP.Address == "" {
+		return nil
+	}
+	fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: d.FloatingIP.Address})
+	if err != nil {
+		return fmt.Errorf("listing floating IP %s: %w", d.FloatingIP.Address, err)
+	}
+	for _, fip := range fips {
+		if fip.PortID != "" {
+			return &report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf(
+				"%s: floating IP %s is associated with port %s (fixed IP %s), not with a load balancer of this cluster; "+
+					"disassociate it, or give %s another address", d.FloatingIP.Field, fip.FloatingIP, fip.PortID, fip.FixedIP, zoneWords(d.AvailabilityZone))}
+		}
+	}
+	return nil
+}

@@ -75,13 +75,18 @@ type Desired struct {
 	// FloatingIP is nil when the load balancer gets no floating IP.
 	FloatingIP *FloatingIP
 	Tags       []string
+	// HealthPoll, when set, is how soon a ready load balancer is looked at again, to notice a
+	// change of its health (DNSHealthPoll when the cluster publishes its DNS records).
+	HealthPoll time.Duration
 }
 
 // FloatingIP says which floating IP a load balancer gets.
 type FloatingIP struct {
 	ExternalNetworkID string
-	// Address is the user's apiServerFloatingIP: used (allocated if missing), never deleted.
+	// Address is the user's address (apiServerFloatingIP, or the zone's floatingIP): used
+	// (allocated if missing), never deleted. Field is the spec field that gives it.
 	Address string
+	Field   string
 	// Description marks a floating IP the controller allocates (FloatingIPDescription).
 	Description string
 }
@@ -102,6 +107,7 @@ func (s *Service) Reconcile(ctx context.Context, d *Desired, known *infrav1.Load
 	out := s.reconcile(ctx, d, known)
 	out.AvailabilityZone = d.AvailabilityZone
 	observe(start, out)
+	s.reportHealthTransition(d, known, out)
 	if out.Err != nil && out.Message == "" {
 		out.Message = out.Err.Error()
 	}
@@ -174,6 +180,8 @@ func (s *Service) statusOf(d *Desired, f *found, known *infrav1.LoadBalancer) *i
 	if known != nil && known.ID == f.id {
 		st.InternalIP, st.IP, st.AllowedCIDRs = known.InternalIP, known.IP, known.AllowedCIDRs
 		st.LoadBalancerNetwork = known.LoadBalancerNetwork.DeepCopy()
+		// What the last look at the status tree found holds until the next one.
+		st.Healthy, st.Pools = known.Healthy, slices.Clone(known.Pools)
 	}
 	if f.lb != nil {
 		st.InternalIP = f.lb.VipAddress
@@ -220,6 +228,9 @@ func (s *Service) create(ctx context.Context, d *Desired) Outcome {
 	}
 	cidrs, err := s.applicableCIDRs(ctx, d)
 	if err != nil {
+		return failed(err)
+	}
+	if err := s.checkUserFloatingIP(ctx, d); err != nil {
 		return failed(err)
 	}
 	opts := loadbalancers.CreateOpts{
@@ -307,13 +318,25 @@ func (s *Service) applicableCIDRs(ctx context.Context, d *Desired) ([]string, er
 
 // progress takes the next step on a located load balancer.
 func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) Outcome {
+	status.ProvisioningStatus = f.provisioning
+	switch {
+	case f.tree != nil:
+		status.OperatingStatus = f.tree.OperatingStatus
+	case f.lb != nil:
+		status.OperatingStatus = f.lb.OperatingStatus
+	}
 	switch {
 	case strings.HasPrefix(f.provisioning, "PENDING_"):
 		s.earlyFloatingIP(ctx, d, f, status)
+		if f.tree != nil {
+			observeTree(f.tree, d, status)
+		}
+		status.Healthy, _ = Healthy(status, d.Ports[0])
 		out := waiting(fmt.Sprintf("load balancer %s is %s", f.name, f.provisioning))
 		out.RequeueAfter = pendingInterval(s.memory.pendingFor(f.id, time.Now()))
 		return out
 	case f.provisioning == "ERROR":
+		status.Healthy = false
 		s.memory.forgetPending(f.id)
 		return s.recoverFromError(ctx, d, f)
 	}
@@ -330,6 +353,7 @@ func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *in
 		}
 		f.tree = tree.Loadbalancer
 	}
+	observeTree(f.tree, d, status)
 	if out, changed := s.reconcileChildren(ctx, d, f, status); changed {
 		return out
 	}
@@ -338,7 +362,12 @@ func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *in
 	} else if out, changed := s.reconcileFloatingIP(ctx, d, f, status); changed {
 		return out
 	}
-	return Outcome{State: StateReady, Reason: infrav1.ReadyReason}
+	healthy, why := Healthy(status, d.Ports[0])
+	status.Healthy = healthy
+	if !healthy {
+		return Outcome{State: StateUnhealthy, Reason: infrav1.LoadBalancerUnhealthyReason, Message: why, RequeueAfter: HealthRequeue}
+	}
+	return Outcome{State: StateReady, Reason: infrav1.ReadyReason, RequeueAfter: d.HealthPoll}
 }
 
 // earlyFloatingIP gives a load balancer Octavia is still creating its floating IP: the VIP port

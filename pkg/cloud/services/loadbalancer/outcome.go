@@ -40,6 +40,9 @@ const (
 	StateError State = "Error"
 	// StateInvalid means the spec asks for something the cloud cannot give.
 	StateInvalid State = "Invalid"
+	// StateUnhealthy means the load balancer is provisioned as desired but cannot take traffic
+	// (see Healthy).
+	StateUnhealthy State = "Unhealthy"
 )
 
 // Outcome is the result of reconciling one load balancer.
@@ -77,15 +80,16 @@ type Summary struct {
 	// removed; otherwise Reason is the gravest reason among the zones that are not, and Message
 	// names each of them ("az2: ...; az3: ...").
 	Reason, Message string
-	// RequeueAfter is the soonest any zone wants to be looked at again.
+	// RequeueAfter is the soonest any zone wants to be looked at again; with every zone ready,
+	// the soonest health poll they ask for.
 	RequeueAfter time.Duration
 	// Err gathers the unexpected OpenStack failures.
 	Err error
 }
 
 // gravity orders the reasons of a zone that is not ready, the gravest last.
-var gravity = map[string]int{infrav1.WaitingForLoadBalancerReason: 1, infrav1.LoadBalancerErrorReason: 2,
-	infrav1.OpenStackErrorReason: 3, infrav1.LoadBalancerConfigurationErrorReason: 4}
+var gravity = map[string]int{infrav1.WaitingForLoadBalancerReason: 1, infrav1.LoadBalancerUnhealthyReason: 2,
+	infrav1.LoadBalancerErrorReason: 3, infrav1.OpenStackErrorReason: 4, infrav1.LoadBalancerConfigurationErrorReason: 5}
 
 // Summarize sums up the outcomes of a reconcile and the removal of the load balancers of zones
 // that left the spec (stale, done when staleDone, failed with staleErr).
@@ -104,9 +108,13 @@ func Summarize(outcomes []Outcome, stale []infrav1.LoadBalancer, staleDone bool,
 			sum.RequeueAfter = after
 		}
 	}
+	var poll time.Duration
 	for _, o := range outcomes {
 		if o.State == StateReady {
 			sum.Ready++
+			if o.RequeueAfter > 0 && (poll == 0 || o.RequeueAfter < poll) {
+				poll = o.RequeueAfter
+			}
 			continue
 		}
 		message := o.Message
@@ -127,6 +135,9 @@ func Summarize(outcomes []Outcome, stale []infrav1.LoadBalancer, staleDone bool,
 			zones[i] = e.AvailabilityZone
 		}
 		note(infrav1.WaitingForLoadBalancerReason, fmt.Sprintf("deleting the load balancers of availability zones no longer in the spec: %s", strings.Join(zones, ", ")), PendingRequeue)
+	}
+	if sum.RequeueAfter == 0 {
+		sum.RequeueAfter = poll
 	}
 	sum.Message = strings.Join(messages, "; ")
 	sum.Err = kerrors.NewAggregate(errs)

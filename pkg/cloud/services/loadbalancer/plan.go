@@ -70,13 +70,22 @@ func NewPlan(ctx context.Context, res Resolver, namespace, cluster string, osc *
 	if len(spec.AllowedCIDRs) > 0 {
 		base.AllowedCIDRs = CanonicalCIDRs(spec.AllowedCIDRs, clusterSources(status))
 	}
-	floatingIP := func(az string, first bool) *FloatingIP {
+	if spec.DNS != nil {
+		base.HealthPoll = DNSHealthPoll
+	}
+	// floatingIP is the floating IP of a zone's load balancer (az "" for the single one): the
+	// address the user gave it (apiServerFloatingIP for the first, or the zone's floatingIP),
+	// else one the controller allocates.
+	floatingIP := func(az string, first bool, zone *infrav1.AZSubnetMapping, field string) *FloatingIP {
 		if ptr.Deref(osc.Spec.DisableAPIServerFloatingIP, false) || status.ExternalNetwork == nil {
 			return nil
 		}
 		f := &FloatingIP{ExternalNetworkID: status.ExternalNetwork.ID, Description: FloatingIPDescription(namespace, cluster, az)}
-		if first {
-			f.Address = ptr.Deref(osc.Spec.APIServerFloatingIP, "")
+		switch {
+		case first && osc.Spec.APIServerFloatingIP != nil:
+			f.Address, f.Field = *osc.Spec.APIServerFloatingIP, "spec.apiServerFloatingIP"
+		case zone != nil && zone.FloatingIP != nil:
+			f.Address, f.Field = *zone.FloatingIP, field
 		}
 		return f
 	}
@@ -86,7 +95,7 @@ func NewPlan(ctx context.Context, res Resolver, namespace, cluster string, osc *
 		d := base
 		d.Name = Name(namespace, cluster, "")
 		d.OctaviaAZ = ptr.Deref(spec.AvailabilityZone, "")
-		d.FloatingIP = floatingIP("", true)
+		d.FloatingIP = floatingIP("", true, nil, "")
 		known := status.APIServerLoadBalancer
 		if known != nil && known.Name != d.Name {
 			// Returning from availabilityZoneSubnets: the first zone's load balancer becomes the
@@ -120,7 +129,7 @@ func NewPlan(ctx context.Context, res Resolver, namespace, cluster string, osc *
 		d.AvailabilityZone, d.OctaviaAZ = m.AvailabilityZone, m.AvailabilityZone
 		d.Name = Name(namespace, cluster, m.AvailabilityZone)
 		d.Network = *network
-		d.FloatingIP = floatingIP(m.AvailabilityZone, i == 0)
+		d.FloatingIP = floatingIP(m.AvailabilityZone, i == 0, &m, fmt.Sprintf("spec.apiServerLoadBalancer.availabilityZoneSubnets[%d].floatingIP", i))
 		known := entryFor(status.APIServerLoadBalancers, m.AvailabilityZone)
 		if i == 0 {
 			// The first zone inherits the legacy single load balancer, renamed.
@@ -345,7 +354,7 @@ func (p *Plan) StaleRemoval(namespace, cluster string, osc *infrav1.OpenStackClu
 }
 
 func removalOf(namespace, cluster string, osc *infrav1.OpenStackCluster, entries []infrav1.LoadBalancer) *Removal {
-	r := &Removal{Namespace: namespace, Cluster: cluster, KeepAddress: ptr.Deref(osc.Spec.APIServerFloatingIP, "")}
+	r := &Removal{Namespace: namespace, Cluster: cluster, KeepAddresses: UserFloatingIPs(&osc.Spec)}
 	if osc.Status.ExternalNetwork != nil {
 		r.ExternalNetworkID = osc.Status.ExternalNetwork.ID
 	}
@@ -356,6 +365,23 @@ func removalOf(namespace, cluster string, osc *infrav1.OpenStackCluster, entries
 		}
 	}
 	return r
+}
+
+// UserFloatingIPs are the floating IP addresses the user gave the API server load balancers:
+// apiServerFloatingIP and the zones' floatingIP. The controller never releases them.
+func UserFloatingIPs(spec *infrav1.OpenStackClusterSpec) []string {
+	var out []string
+	if spec.APIServerFloatingIP != nil {
+		out = append(out, *spec.APIServerFloatingIP)
+	}
+	if spec.APIServerLoadBalancer != nil {
+		for _, m := range spec.APIServerLoadBalancer.AvailabilityZoneSubnets {
+			if m.FloatingIP != nil {
+				out = append(out, *m.FloatingIP)
+			}
+		}
+	}
+	return out
 }
 
 // ClusterRemoval is the deletion of every load balancer of the cluster: the legacy one, one per

@@ -125,7 +125,7 @@ func TestPlanReusesTheStatusAndFindsRemovedZones(t *testing.T) {
 	removal := plan.StaleRemoval("ns", "c", osc)
 	g.Expect(removal.Names).To(Equal([]string{"k8s-clusterapi-cluster-ns-c-az3-kubeapi"}))
 	g.Expect(removal.IDs).To(Equal([]string{"az3-id"}))
-	g.Expect(removal.KeepAddress).To(Equal("172.24.4.99"))
+	g.Expect(removal.KeepAddresses).To(Equal([]string{"172.24.4.99"}))
 	g.Expect(removal.AllTagged).To(BeFalse(), "only the removed zone goes")
 }
 
@@ -195,4 +195,31 @@ func TestVIPsOffClusterNetwork(t *testing.T) {
 			NewWithT(t).Expect(VIPsOffClusterNetwork(osc)).To(Equal(tc.want))
 		})
 	}
+}
+
+func TestPlanGivesEachZoneItsOwnFloatingIP(t *testing.T) {
+	g := NewWithT(t)
+	_, _, osc := planFixture(t)
+	osc.Spec.APIServerFloatingIP = nil
+	z1 := mapping("az1", infrav1.SubnetParam{ID: ptr.To("sub-1")})
+	z1.FloatingIP = ptr.To("172.24.4.51")
+	z2 := mapping("az2", infrav1.SubnetParam{ID: ptr.To("sub-2")})
+	z3 := mapping("az3", infrav1.SubnetParam{ID: ptr.To("sub-3")})
+	z3.FloatingIP = ptr.To("172.24.4.53")
+	osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{z1, z2, z3}
+	entry := func(az, subnet string) infrav1.LoadBalancer {
+		return infrav1.LoadBalancer{Name: Name("ns", "c", az), ID: az + "-id", AvailabilityZone: az,
+			LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "lb-net"}, Subnets: []infrav1.Subnet{{ID: subnet}}}}
+	}
+	osc.Status.APIServerLoadBalancers = []infrav1.LoadBalancer{entry("az1", "sub-1"), entry("az2", "sub-2"), entry("az3", "sub-3"), entry("az4", "sub-4")}
+
+	plan, err := NewPlan(ctx, nil, "ns", "c", osc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(plan.Desired).To(HaveLen(3))
+	g.Expect(*plan.Desired[0].FloatingIP).To(Equal(FloatingIP{ExternalNetworkID: "public", Address: "172.24.4.51",
+		Field: "spec.apiServerLoadBalancer.availabilityZoneSubnets[0].floatingIP", Description: FloatingIPDescription("ns", "c", "az1")}))
+	g.Expect(plan.Desired[1].FloatingIP.Address).To(BeEmpty(), "a zone without one gets an address the controller allocates")
+	g.Expect(plan.Desired[2].FloatingIP.Address).To(Equal("172.24.4.53"))
+	g.Expect(plan.StaleRemoval("ns", "c", osc).KeepAddresses).To(Equal([]string{"172.24.4.51", "172.24.4.53"}),
+		"removing a zone never releases an address the user gave")
 }

@@ -89,14 +89,24 @@ func (r *Recorder) Warn(reason string, res Resource, format string, args ...any)
 	r.record(corev1.EventTypeWarning, reason, res, format, args...)
 }
 
+// Noted records something the controller observed that needs no action: a load balancer healthy
+// again, DNS records following the zones.
+func (r *Recorder) Noted(reason string, res Resource, format string, args ...any) {
+	r.record(corev1.EventTypeNormal, reason, res, format, args...)
+}
+
 func (r *Recorder) record(eventType, reason string, res Resource, format string, args ...any) {
 	if r == nil {
 		return
 	}
 	verb := action(reason)
 	if r.log.GetSink() != nil {
-		r.log.Info(fmt.Sprintf(format, args...), "type", eventType, "reason", reason, "verb", verb,
-			"kind", res.Kind, "name", res.Name, "id", res.ID, "zone", res.Zone)
+		kv := []any{"type", eventType, "reason", reason}
+		if verb != "Reconcile" {
+			kv = append(kv, "verb", verb)
+		}
+		kv = append(kv, "kind", res.Kind, "name", res.Name, "id", res.ID, "zone", res.Zone)
+		r.log.Info(fmt.Sprintf(format, args...), kv...)
 	}
 	if r.recorder == nil || r.owner == nil {
 		return

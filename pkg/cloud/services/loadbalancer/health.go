@@ -1,0 +1,188 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package loadbalancer
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"k8s.io/utils/ptr"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+)
+
+// What "a zone can take traffic" means, from what Octavia's status tree says, and which addresses
+// the endpoint's DNS records publish.
+
+const (
+	// HealthRequeue is how soon a zone whose load balancer is unhealthy is looked at again, to
+	// notice its recovery.
+	HealthRequeue = 10 * time.Second
+	// DNSHealthPoll is how often the load balancers of a cluster that publishes its DNS records
+	// are looked at while all is well, so that a zone's failure is withdrawn from DNS quickly.
+	DNSHealthPoll = 10 * time.Second
+)
+
+// observeTree records in status what the status tree says: Octavia's statuses of the load
+// balancer, and its pools (those named after d's ports) with their members.
+func observeTree(tree *loadbalancers.LoadBalancer, d *Desired, status *infrav1.LoadBalancer) {
+	status.ProvisioningStatus, status.OperatingStatus = tree.ProvisioningStatus, tree.OperatingStatus
+	status.Pools = nil
+	for _, port := range d.Ports {
+		p := poolNamed(tree, ChildName(tree.Name, port))
+		if p == nil {
+			continue
+		}
+		pool := infrav1.LoadBalancerPool{Name: p.Name, Port: port, OperatingStatus: p.OperatingStatus}
+		for _, m := range p.Members {
+			pool.Members = append(pool.Members, infrav1.LoadBalancerMember{Name: m.Name, Address: m.Address, OperatingStatus: m.OperatingStatus})
+		}
+		sort.Slice(pool.Members, func(i, j int) bool { return pool.Members[i].Name < pool.Members[j].Name })
+		status.Pools = append(status.Pools, pool)
+	}
+}
+
+// Healthy says whether a load balancer can take traffic, from the statuses observeTree recorded:
+// ACTIVE (or PENDING_UPDATE) and ONLINE, or DEGRADED with at least one member ONLINE in the pool of
+// the API server port (apiPort). why says what is wrong otherwise.
+//
+// How Octavia providers report it: amphora sets the load balancer ONLINE, DEGRADED (a member
+// down) or ERROR (a pool with no member up) from the amphorae's heartbeats, which carry the health
+// monitors' verdicts; a pool without members is ONLINE. OVN reports ONLINE, with members
+// NO_MONITOR when the pool has no health monitor and ONLINE or ERROR when it has one (this
+// provider always creates one). OFFLINE means Octavia has no status yet (a load balancer whose
+// amphora has not reported) or the load balancer is disabled: neither takes traffic.
+func Healthy(lb *infrav1.LoadBalancer, apiPort int) (bool, string) {
+	// PENDING_UPDATE: Octavia applies a change (a member added, a listener updated); the load
+	// balancer keeps serving with what it had meanwhile.
+	if lb.ProvisioningStatus != "ACTIVE" && lb.ProvisioningStatus != "PENDING_UPDATE" {
+		return false, fmt.Sprintf("load balancer %s is %s", lb.Name, lb.ProvisioningStatus)
+	}
+	switch lb.OperatingStatus {
+	case "ONLINE":
+		return true, ""
+	case "DEGRADED":
+		if memberOnline(lb, apiPort) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("load balancer %s is DEGRADED with no member ONLINE on port %d%s", lb.Name, apiPort, memberWords(lb, apiPort))
+	default:
+		return false, fmt.Sprintf("load balancer %s is %s%s", lb.Name, lb.OperatingStatus, memberWords(lb, apiPort))
+	}
+}
+
+// memberWords lists the members of the API server port's pool with their status, for messages.
+func memberWords(lb *infrav1.LoadBalancer, apiPort int) string {
+	for _, p := range lb.Pools {
+		if p.Port != apiPort || len(p.Members) == 0 {
+			continue
+		}
+		words := make([]string, len(p.Members))
+		for i, m := range p.Members {
+			words[i] = fmt.Sprintf("%s %s", m.Name, m.OperatingStatus)
+		}
+		return " (members on port " + fmt.Sprint(apiPort) + ": " + strings.Join(words, ", ") + ")"
+	}
+	return ""
+}
+
+// Publishable are the load balancers of osc whose public address is final: each zone's (or the
+// single one's) once it has its floating IP, or its VIP when the cluster uses no floating IPs. A
+// load balancer whose floating IP is not attached yet shows its VIP as its address, which is not
+// what clients outside the cloud can reach.
+func Publishable(osc *infrav1.OpenStackCluster) []infrav1.LoadBalancer {
+	entries := osc.Status.APIServerLoadBalancers
+	if !osc.Spec.APIServerLoadBalancersPerZone() {
+		entries = nil
+		if osc.Status.APIServerLoadBalancer != nil {
+			entries = []infrav1.LoadBalancer{*osc.Status.APIServerLoadBalancer}
+		}
+	}
+	floating := !ptr.Deref(osc.Spec.DisableAPIServerFloatingIP, false) && osc.Status.ExternalNetwork != nil
+	var out []infrav1.LoadBalancer
+	for _, e := range entries {
+		if e.IP != "" && (!floating || e.IP != e.InternalIP) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// PublishedAddresses are the addresses the endpoint's DNS records publish: the public address
+// (floating IP, else VIP) of every load balancer that serves the API, that is healthy with a
+// member ONLINE on the API server port (apiPort). A zone whose load balancer is healthy but has no
+// live control plane machine behind it (none yet, or its only one was deleted) answers no API
+// request, so it is published only when no zone serves: then every healthy load balancer's
+// address is, as while a new cluster's first control plane machine boots. When none is healthy,
+// every load balancer's address is published, since an empty answer takes the whole cluster off
+// the network while an address that might work does not; noneHealthy says so. Addresses are
+// sorted, IPv4 and IPv6 alike.
+func PublishedAddresses(lbs []infrav1.LoadBalancer, apiPort int) (addresses []string, noneHealthy bool) {
+	var serving, healthy, all []string
+	for i := range lbs {
+		lb := &lbs[i]
+		if _, err := netip.ParseAddr(lb.IP); err != nil {
+			continue
+		}
+		all = append(all, lb.IP)
+		if lb.Healthy {
+			healthy = append(healthy, lb.IP)
+			if memberOnline(lb, apiPort) {
+				serving = append(serving, lb.IP)
+			}
+		}
+	}
+	for _, tier := range [][]string{serving, healthy} {
+		if len(tier) > 0 {
+			slices.Sort(tier)
+			return slices.Compact(tier), false
+		}
+	}
+	slices.Sort(all)
+	return slices.Compact(all), len(all) > 0
+}
+
+// memberOnline says whether a member of the pool of port is ONLINE.
+func memberOnline(lb *infrav1.LoadBalancer, port int) bool {
+	for _, p := range lb.Pools {
+		if p.Port == port && slices.ContainsFunc(p.Members, func(m infrav1.LoadBalancerMember) bool { return m.OperatingStatus == "ONLINE" }) {
+			return true
+		}
+	}
+	return false
+}
+
+// reportHealthTransition records an event when a load balancer's health changed since the last
+// reconcile: a warning when it can no longer take traffic, a normal event when it can again.
+func (s *Service) reportHealthTransition(d *Desired, known *infrav1.LoadBalancer, out Outcome) {
+	if known == nil || out.Status == nil || known.ID != out.Status.ID || (out.State != StateReady && out.State != StateUnhealthy) ||
+		known.Healthy == out.Status.Healthy || known.ProvisioningStatus == "" {
+		return
+	}
+	res := report.Resource{Kind: "LoadBalancer", Name: out.Status.Name, ID: out.Status.ID, Zone: d.AvailabilityZone}
+	if out.Status.Healthy {
+		s.report.Noted("LoadBalancerHealthy", res, "Load balancer %s of %s is healthy again: Octavia reports it %s", out.Status.Name, zoneWords(d.AvailabilityZone), out.Status.OperatingStatus)
+		return
+	}
+	s.report.Warn(infrav1.LoadBalancerUnhealthyReason, res, "Load balancer %s of %s can no longer take traffic: %s", out.Status.Name, zoneWords(d.AvailabilityZone), out.Message)
+}

@@ -1,0 +1,141 @@
+//go:build e2e
+
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
+)
+
+// dnsServer is where the management plane's ExternalDNS publishes (hack/dns, hack/mgmtplane).
+func dnsServer() string {
+	server, err := localenv.PlaneValue(framework.EnvOr("CAPO_MGMT_DIR", "/var/tmp/capo-management-plane"), "dns_server")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(server).NotTo(BeEmpty(), "the management plane runs no ExternalDNS: hack/e2e.sh starts the DNS server before it")
+	return server
+}
+
+// waitDNS waits until the DNS server answers exactly want for host's A records.
+func waitDNS(ctx context.Context, host string, want ...string) {
+	server := dnsServer()
+	slices.Sort(want)
+	Eventually(func(g Gomega) {
+		got, err := localenv.LookupA(ctx, server, host)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got).To(Equal(want))
+	}).WithTimeout(2*time.Minute).WithPolling(250*time.Millisecond).Should(Succeed(), "the A records of %s", host)
+}
+
+// watchDNS asks the DNS server for host's A records four times a second until the returned
+// function is called, which returns the answers that lacked must (with the time they were seen).
+func watchDNS(ctx context.Context, host, must string) func() []string {
+	server := dnsServer()
+	ctx, cancel := context.WithCancel(ctx)
+	var (
+		mu  sync.Mutex
+		bad []string
+		wg  sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer GinkgoRecover()
+		defer wg.Done()
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			got, err := localenv.LookupA(ctx, server, host)
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil || !slices.Contains(got, must) {
+				mu.Lock()
+				bad = append(bad, fmt.Sprintf("%s %v %s", time.Now().Format("15:04:05.000"), got, errString(err)))
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []string {
+		cancel()
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return bad
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// allocateFloatingIP allocates a floating IP on the external network, as an operator does
+// before giving it to a zone, and releases it when the calling node's cleanups run (after those
+// registered later, such as the cluster's deletion).
+func allocateFloatingIP(ctx context.Context) string {
+	nets, err := openstack.Network.ListNetworks(ctx, networks.ListOpts{Name: cfg.externalNetwork})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(nets).To(HaveLen(1), "external network %s", cfg.externalNetwork)
+	fip, err := openstack.Network.CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: nets[0].ID, Description: "capo e2e: an operator's address for a zone"})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		got, err := openstack.Network.ListFloatingIPs(ctx, floatingips.ListOpts{ID: fip.ID})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(HaveLen(1), "the operator's floating IP %s outlives the cluster", fip.FloatingIP)
+		Expect(openstack.Network.DeleteFloatingIP(ctx, fip.ID)).To(Succeed())
+	}, NodeTimeout(time.Minute))
+	return fip.FloatingIP
+}
+
+// serverOf is the Nova server ID of an OpenStackMachine.
+func serverOf(ctx context.Context, machine string) string {
+	osm := &infrav1.OpenStackMachine{}
+	Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machine}, osm)).To(Succeed())
+	id := ptr.Deref(osm.Status.InstanceID, "")
+	Expect(id).NotTo(BeEmpty(), "the server of %s", machine)
+	return id
+}
+
+// computeClient is a bare Nova client, for what the provider never does: stop and start servers.
+func computeClient(ctx context.Context) *gophercloud.ServiceClient {
+	c, err := localenv.ServiceClient(ctx, cfg.cloudsYAML, cfg.cloudName, "compute")
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
