@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
@@ -110,6 +111,12 @@ func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
+	if annotations.IsExternallyManaged(osc) {
+		// Cluster API's contract: another party runs this cluster's infrastructure (upstream CAPO
+		// skips such clusters too).
+		log.V(1).Info("Not reconciling: the OpenStackCluster is managed externally", "annotation", clusterv1.ManagedByAnnotation)
+		return ctrl.Result{}, nil
+	}
 	if behind, err := r.writes.behind(ctx, readerOr(r.APIReader, r.Client), osc); err != nil || behind {
 		log.V(1).Info("Waiting for the cache to show this controller's last write")
 		return ctrl.Result{RequeueAfter: cacheRequeue}, err
@@ -134,6 +141,7 @@ func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	dropForeignConditions(osc, append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, clusterConditions...))
 	defer func() {
 		setReadySummary(osc)
 		logWaits(log, osc, clusterConditions)

@@ -71,7 +71,13 @@ func (r *OpenStackClusterReconciler) reconcileSecurityGroups(ctx context.Context
 		setCondition(osc, infrav1.SecurityGroupsReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.managedSecurityGroups is not set")
 		return phaseResult{}
 	}
-	cp, worker, err := c.net.ReconcileSecurityGroups(ctx, c.cluster.Namespace, c.cluster.Name, &osc.Spec,
+	var cidrs []string
+	if osc.Status.Network != nil {
+		for _, s := range osc.Status.Network.Subnets {
+			cidrs = append(cidrs, s.CIDR)
+		}
+	}
+	cp, worker, err := c.net.ReconcileSecurityGroups(ctx, c.cluster.Namespace, c.cluster.Name, &osc.Spec, cidrs,
 		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup)
 	if err != nil {
 		return c.fail(infrav1.SecurityGroupsReadyCondition, err)

@@ -141,6 +141,7 @@ func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	dropForeignConditions(osm, []string{infrav1.ReadyCondition, clusterv1.PausedCondition, infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition})
 	defer func() {
 		setMachineReadySummary(m)
 		logWaits(log, osm, m.conditionTypes())
@@ -203,7 +204,11 @@ func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *mac
 	}
 	svc := compute.NewService(clients.Compute, clients.Image, clients.Network, m.report)
 
-	server, gone, err := svc.Find(ctx, ptr.Deref(m.osm.Status.InstanceID, ""), m.osm.Name, m.owner())
+	known := knownServerID(m.osm)
+	server, gone, err := svc.Find(ctx, known, m.osm.Name, m.owner(), upstreamServer(m))
+	if specErr, ok := report.AsSpecError(err); ok {
+		return instanceFailed(m, specErr.Reason, specErr.Message), nil
+	}
 	if err != nil {
 		return openStackFailed(m, infrav1.InstanceReadyCondition, err)
 	}
@@ -211,7 +216,7 @@ func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *mac
 		// The provider ID names the server: a new one would be a different machine.
 		m.osm.Status.InstanceState = ptr.To(infrav1.InstanceStateDeleted)
 		instanceFailed(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
-			"server %s no longer exists in Nova; it is not recreated: delete the Machine to replace it", *m.osm.Status.InstanceID))
+			"server %s no longer exists in Nova; it is not recreated: delete the Machine to replace it", known))
 		return ctrl.Result{}, nil
 	}
 	if server == nil {

@@ -68,7 +68,11 @@ func openStackFailed(m *machineScope, conditionType string, err error) (ctrl.Res
 // is reported, never recreated: the provider ID names it.
 func setInstanceStatus(m *machineScope, server *servers.Server) ctrl.Result {
 	m.osm.Status.InstanceID = ptr.To(server.ID)
-	m.osm.Spec.ProviderID = ptr.To("openstack:///" + server.ID)
+	if ptr.Deref(m.osm.Spec.ProviderID, "") == "" {
+		// Set once: a provider ID upstream CAPO wrote with a region (openstack://RegionOne/<id>)
+		// names the same server, and the Machine has copied it.
+		m.osm.Spec.ProviderID = ptr.To("openstack:///" + server.ID)
+	}
 	m.osm.Status.InstanceState = ptr.To(infrav1.InstanceState(server.Status))
 	if server.AvailabilityZone != "" {
 		m.osm.Status.FailureDomain = server.AvailabilityZone

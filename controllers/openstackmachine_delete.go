@@ -21,7 +21,6 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -53,7 +52,7 @@ func (r *OpenStackMachineReconciler) reconcileDelete(ctx context.Context, m *mac
 			"the machine is a member of no API server load balancer")
 	}
 	svc := compute.NewService(clients.Compute, clients.Image, clients.Network, m.report)
-	server, _, err := svc.Find(ctx, ptr.Deref(m.osm.Status.InstanceID, ""), m.osm.Name, m.owner())
+	server, _, err := svc.Find(ctx, knownServerID(m.osm), m.osm.Name, m.owner(), upstreamServer(m))
 	if err != nil {
 		return openStackFailed(m, infrav1.InstanceReadyCondition, err)
 	}

@@ -19,12 +19,16 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -195,8 +199,12 @@ func (r *OpenStackMachineReconciler) bootstrapData(ctx context.Context, m *machi
 // "<machine>-<nameSuffix or index>", and the spec's description or the provider's.
 func portIdentities(osm *infrav1.OpenStackMachine) []compute.PortIdentity {
 	owner := osm.Namespace + "/" + osm.Name
+	upstream := ""
+	if cluster := osm.Labels[clusterv1.ClusterNameLabel]; cluster != "" {
+		upstream = compute.UpstreamPortDescription(cluster)
+	}
 	if len(osm.Spec.Ports) == 0 {
-		return []compute.PortIdentity{{Name: osm.Name + "-0", Description: compute.DefaultPortDescription(owner)}}
+		return []compute.PortIdentity{{Name: osm.Name + "-0", Description: compute.DefaultPortDescription(owner), UpstreamDescription: upstream}}
 	}
 	out := make([]compute.PortIdentity, len(osm.Spec.Ports))
 	for i, p := range osm.Spec.Ports {
@@ -204,7 +212,43 @@ func portIdentities(osm *infrav1.OpenStackMachine) []compute.PortIdentity {
 		if p.NameSuffix != nil {
 			suffix = *p.NameSuffix
 		}
-		out[i] = compute.PortIdentity{Name: osm.Name + "-" + suffix, Description: ptr.Deref(p.Description, compute.DefaultPortDescription(owner))}
+		desc := ptr.Deref(p.Description, compute.DefaultPortDescription(owner))
+		up := upstream
+		if p.Description != nil {
+			up = "" // upstream used the spec's description too
+		}
+		out[i] = compute.PortIdentity{Name: osm.Name + "-" + suffix, Description: desc, UpstreamDescription: up}
 	}
 	return out
+}
+
+// knownServerID is the ID of the machine's server when something recorded it: the status, or
+// else the provider ID, which a machine moved with clusterctl move (status does not travel), or
+// taken over from upstream CAPO (openstack://<region>/<id>), still has.
+func knownServerID(osm *infrav1.OpenStackMachine) string {
+	if id := ptr.Deref(osm.Status.InstanceID, ""); id != "" {
+		return id
+	}
+	rest, ok := strings.CutPrefix(ptr.Deref(osm.Spec.ProviderID, ""), "openstack://")
+	if !ok {
+		return ""
+	}
+	id := rest[strings.LastIndex(rest, "/")+1:]
+	if !serverIDPattern.MatchString(id) {
+		return ""
+	}
+	return id
+}
+
+// serverIDPattern is a Nova server ID: a UUID.
+var serverIDPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// upstreamServer says how to recognise the server upstream CAPO v0.14 created for the machine
+// (nil when the cluster has no network yet): on the cluster network, and not older than the
+// OpenStackMachine, allowing five minutes of clock skew between Kubernetes and Nova.
+func upstreamServer(m *machineScope) *compute.Legacy {
+	if m.osc == nil || m.osc.Status.Network == nil || m.osc.Status.Network.Name == "" {
+		return nil
+	}
+	return &compute.Legacy{Network: m.osc.Status.Network.Name, NotBefore: m.osm.CreationTimestamp.Add(-5 * time.Minute)}
 }

@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -170,4 +171,21 @@ func logWaits(log logr.Logger, obj conditions.Getter, types []string) {
 func waitReason(reason string) bool {
 	return strings.HasPrefix(reason, "WaitingFor") || reason == infrav1.InstanceBuildingReason ||
 		reason == infrav1.DeletingReason || reason == infrav1.ProvisioningReason
+}
+
+// dropForeignConditions removes the conditions of obj that are not of the types this controller
+// owns, or that lack a reason: what another controller left, such as upstream CAPO v0.14's
+// v1beta1 conditions (RouterReady, APIServerIngressReadyCondition, True conditions without a
+// reason) on a cluster taken over from it. Left in place, they would fail the CRD's validation
+// on every status write.
+func dropForeignConditions(obj conditions.Setter, owned []string) {
+	var kept []metav1.Condition
+	for _, c := range obj.GetConditions() {
+		if slices.Contains(owned, c.Type) && c.Reason != "" {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) != len(obj.GetConditions()) {
+		obj.SetConditions(kept)
+	}
 }

@@ -16,6 +16,11 @@ limitations under the License.
 
 package v1beta1
 
+import (
+	"bytes"
+	"encoding/json"
+)
+
 // EffectiveAPIServerPort is the API server port: spec.apiServerPort, or DefaultAPIServerPort
 // when it is not set.
 func (s *OpenStackClusterSpec) EffectiveAPIServerPort() int {
@@ -51,4 +56,30 @@ func (s *OpenStackClusterStatus) AllAPIServerLoadBalancers() []LoadBalancer {
 		all = append(all, *lb)
 	}
 	return all
+}
+
+// UnmarshalJSON reads the status, whose failureDomains may also be the map (name -> failure
+// domain) of the Cluster API v1beta1 contract that upstream CAPO v0.14 stored: such a status
+// decodes with no failure domains, which the controller computes again and writes as the list
+// the v1beta2 contract has, so that a cluster taken over from upstream is readable at once.
+func (s *OpenStackClusterStatus) UnmarshalJSON(data []byte) error {
+	type plain OpenStackClusterStatus
+	var probe struct {
+		FailureDomains json.RawMessage `json:"failureDomains"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return err
+	}
+	if fd := bytes.TrimSpace(probe.FailureDomains); len(fd) > 0 && fd[0] == '{' {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(data, &fields); err != nil {
+			return err
+		}
+		delete(fields, "failureDomains")
+		var err error
+		if data, err = json.Marshal(fields); err != nil {
+			return err
+		}
+	}
+	return json.Unmarshal(data, (*plain)(s))
 }

@@ -78,13 +78,13 @@ func serverLifecycle(t *testing.T, tg target) {
 	})
 
 	// Without the ID (a status lost before it was written) the server is found by name and owner.
-	found, gone, err := svc.Find(ctx, "", name, owner)
+	found, gone, err := svc.Find(ctx, "", name, owner, nil)
 	if err != nil || gone || found == nil || found.ID != created.ID {
 		t.Fatalf("find by name and owner: got %v, gone %v, err %v; want %s", found, gone, err, created.ID)
 	}
 	var server = found
 	if err := poll(120*time.Second, func() (bool, error) {
-		server, _, err = svc.Find(ctx, created.ID, name, owner)
+		server, _, err = svc.Find(ctx, created.ID, name, owner, nil)
 		if err == nil && server.Status == "ERROR" {
 			return false, fmt.Errorf("server in ERROR: %s", server.Fault.Message)
 		}

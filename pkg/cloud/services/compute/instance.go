@@ -25,11 +25,13 @@ import (
 	"net/netip"
 	"regexp"
 	"slices"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
@@ -56,11 +58,22 @@ type InstanceSpec struct {
 	Ports            []PortSpec
 }
 
+// Legacy says how to recognise the server upstream CAPO v0.14 created for a machine: it names a
+// server after its machine and marks it no other way. Such a server has an address on the
+// cluster network Network and was created after the machine (NotBefore, the OpenStackMachine's
+// creation less a clock skew allowance): a server older than the machine is another's.
+type Legacy struct {
+	Network   string
+	NotBefore time.Time
+}
+
 // Find returns the machine's server: the one whose ID the status records, or else the one named
-// name that carries owner in its metadata (a server created before the status was written).
-// gone reports that the recorded server no longer exists. A server Nova is deleting is returned
-// like any other; its status says DELETED or its task state says deleting.
-func (s *Service) Find(ctx context.Context, knownID, name, owner string) (server *servers.Server, gone bool, err error) {
+// name that carries owner in its metadata (a server created before the status was written), or
+// else, when legacy is given, the one server named name that carries no owner at all and that
+// legacy recognises as upstream CAPO's server of the machine. Two such servers are an error,
+// never a guess. gone reports that the recorded server no longer exists. A server Nova is
+// deleting is returned like any other; its status says DELETED or its task state says deleting.
+func (s *Service) Find(ctx context.Context, knownID, name, owner string, legacy *Legacy) (server *servers.Server, gone bool, err error) {
 	if knownID != "" {
 		server, err := s.compute.GetServer(ctx, knownID)
 		switch {
@@ -76,19 +89,38 @@ func (s *Service) Find(ctx context.Context, knownID, name, owner string) (server
 	if err != nil {
 		return nil, false, fmt.Errorf("listing servers named %s: %w", name, err)
 	}
-	var ours []servers.Server
+	var ours, upstream []servers.Server
 	for _, sv := range found {
-		if sv.Name == name && sv.Metadata[OwnerMetadataKey] == owner {
+		if sv.Name != name {
+			continue
+		}
+		if sv.Metadata[OwnerMetadataKey] == owner {
 			ours = append(ours, sv)
+		}
+		if _, marked := sv.Metadata[OwnerMetadataKey]; !marked && legacy.recognises(&sv) {
+			upstream = append(upstream, sv)
 		}
 	}
 	if len(ours) == 0 {
-		return nil, false, nil
+		switch len(upstream) {
+		case 0:
+			return nil, false, nil
+		case 1:
+			return &upstream[0], false, nil
+		default:
+			return nil, false, &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf(
+				"servers %s and %s are both named %s, on network %s, without this provider's mark: cannot tell which is this machine's; delete the one that is not",
+				upstream[0].ID, upstream[1].ID, name, legacy.Network)}
+		}
 	}
 	// There is never more than one unless someone copied the metadata; the oldest is the one a
 	// provider ID may already name.
 	slices.SortFunc(ours, func(a, b servers.Server) int { return a.Created.Compare(b.Created) })
 	return &ours[0], false, nil
+}
+
+func (l *Legacy) recognises(sv *servers.Server) bool {
+	return l != nil && l.Network != "" && sv.Addresses[l.Network] != nil && !sv.Created.Before(l.NotBefore)
 }
 
 // Create makes the server's ports, adopting those an interrupted attempt left, and then the

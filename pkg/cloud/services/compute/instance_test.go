@@ -193,14 +193,14 @@ func TestFind(t *testing.T) {
 	m, svc := newMocked(t)
 
 	m.compute.EXPECT().GetServer(ctx, "known").Return(&servers.Server{ID: "known"}, nil)
-	server, gone, err := svc.Find(ctx, "known", "m1", owner)
+	server, gone, err := svc.Find(ctx, "known", "m1", owner, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(gone).To(BeFalse())
 	g.Expect(server.ID).To(Equal("known"))
 
 	// A recorded server that Nova no longer has is reported, not looked up by name again.
 	m.compute.EXPECT().GetServer(ctx, "known").Return(nil, err404)
-	server, gone, err = svc.Find(ctx, "known", "m1", owner)
+	server, gone, err = svc.Find(ctx, "known", "m1", owner, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(gone).To(BeTrue())
 	g.Expect(server).To(BeNil())
@@ -212,15 +212,64 @@ func TestFind(t *testing.T) {
 		{ID: "newer", Name: "m1.a", Created: now, Metadata: map[string]string{OwnerMetadataKey: "ns/m1.a"}},
 		{ID: "older", Name: "m1.a", Created: now.Add(-time.Minute), Metadata: map[string]string{OwnerMetadataKey: "ns/m1.a"}},
 	}, nil)
-	server, _, err = svc.Find(ctx, "", "m1.a", "ns/m1.a")
+	server, _, err = svc.Find(ctx, "", "m1.a", "ns/m1.a", nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(server.ID).To(Equal("older"))
 
 	m.compute.EXPECT().ListServers(ctx, gomock.Any()).Return([]servers.Server{{ID: "x", Name: "m1", Metadata: map[string]string{}}}, nil)
-	server, gone, err = svc.Find(ctx, "", "m1", owner)
+	server, gone, err = svc.Find(ctx, "", "m1", owner, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(server).To(BeNil())
 	g.Expect(gone).To(BeFalse())
+}
+
+func TestFindRecognisesTheServerUpstreamCAPOCreated(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	m, svc := newMocked(t)
+	machineCreated := time.Now().Add(-time.Hour)
+	legacy := &Legacy{Network: "k8s-clusterapi-cluster-ns-c", NotBefore: machineCreated.Add(-5 * time.Minute)}
+	onNet := map[string]any{"k8s-clusterapi-cluster-ns-c": []any{map[string]any{"addr": "10.6.0.10"}}}
+	upstream := servers.Server{ID: "upstream", Name: "m1", Created: machineCreated.Add(time.Second), Metadata: map[string]string{}, Addresses: onNet}
+	list := func(found ...servers.Server) {
+		m.compute.EXPECT().ListServers(ctx, servers.ListOpts{Name: `^m1$`}).Return(found, nil)
+	}
+
+	list(upstream)
+	server, _, err := svc.Find(ctx, "", "m1", owner, legacy)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(server.ID).To(Equal("upstream"), "named after the machine, unmarked, on the cluster network, younger than the machine")
+
+	older := upstream
+	older.ID, older.Created = "older", machineCreated.Add(-time.Hour)
+	otherNet := upstream
+	otherNet.ID, otherNet.Addresses = "other-network", map[string]any{"shared": []any{}}
+	marked := upstream
+	marked.ID, marked.Metadata = "another-machines", map[string]string{OwnerMetadataKey: "other/m1"}
+	list(older, otherNet, marked)
+	server, _, err = svc.Find(ctx, "", "m1", owner, legacy)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(server).To(BeNil(), "older than the machine, on another network, or marked for another machine: not this machine's")
+
+	list(upstream)
+	server, _, err = svc.Find(ctx, "", "m1", owner, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(server).To(BeNil(), "only when asked")
+
+	twin := upstream
+	twin.ID = "twin"
+	list(upstream, twin)
+	_, _, err = svc.Find(ctx, "", "m1", owner, legacy)
+	g.Expect(err).To(MatchError(ContainSubstring("servers upstream and twin are both named m1")))
+	_, isSpec := report.AsSpecError(err)
+	g.Expect(isSpec).To(BeTrue(), "a choice only the user can make")
+
+	ourMark := upstream
+	ourMark.ID, ourMark.Metadata = "ours", map[string]string{OwnerMetadataKey: owner}
+	list(upstream, ourMark)
+	server, _, err = svc.Find(ctx, "", "m1", owner, legacy)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(server.ID).To(Equal("ours"), "this provider's mark wins")
 }
 
 func TestDeleteAndDeletePorts(t *testing.T) {
@@ -248,6 +297,20 @@ func TestDeleteAndDeletePorts(t *testing.T) {
 	m.net.EXPECT().ListPorts(ctx, ports.ListOpts{Name: "m1-storage"}).Return([]ports.Port{{ID: "gone", Name: "m1-storage", Description: "user's words"}}, nil)
 	m.net.EXPECT().DeletePort(ctx, "gone").Return(err404)
 	g.Expect(svc.DeletePorts(ctx, ids)).To(Succeed())
+}
+
+func TestDeletePortsTakesThePortsUpstreamCAPOMade(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	m, svc := newMocked(t)
+	ids := []PortIdentity{{Name: "m1-0", Description: DefaultPortDescription(owner), UpstreamDescription: UpstreamPortDescription("c")}}
+	m.net.EXPECT().ListPorts(ctx, ports.ListOpts{Name: "m1-0"}).Return([]ports.Port{
+		{ID: "upstreams", Name: "m1-0", Description: UpstreamPortDescription("c")},
+		{ID: "attached", Name: "m1-0", Description: UpstreamPortDescription("c"), DeviceID: "another-server"},
+		{ID: "other-cluster", Name: "m1-0", Description: UpstreamPortDescription("d")},
+	}, nil)
+	m.net.EXPECT().DeletePort(ctx, "upstreams").Return(nil)
+	g.Expect(svc.DeletePorts(ctx, ids)).To(Succeed(), "only the detached port of this cluster's machine goes")
 }
 
 func TestResolveNamesTheField(t *testing.T) {

@@ -50,6 +50,16 @@ type PortSpec struct {
 type PortIdentity struct {
 	Name        string
 	Description string
+	// UpstreamDescription is the description upstream CAPO v0.14 gave the port when it made the
+	// machine's server (UpstreamPortDescription); a detached port so named and described is the
+	// machine's too, and is deleted with it.
+	UpstreamDescription string
+}
+
+// UpstreamPortDescription is the description upstream CAPO v0.14 gives the ports of the
+// machines of the Cluster named cluster (its name only, without the namespace).
+func UpstreamPortDescription(cluster string) string {
+	return "Created by cluster-api-provider-openstack cluster " + cluster
 }
 
 // DefaultPortDescription is the description of the ports the provider creates for a machine
@@ -107,7 +117,8 @@ func (s *Service) DeletePorts(ctx context.Context, identities []PortIdentity) er
 			return fmt.Errorf("listing ports named %s: %w", id.Name, err)
 		}
 		for _, p := range found {
-			if p.Description != id.Description {
+			upstream := id.UpstreamDescription != "" && p.Description == id.UpstreamDescription && p.DeviceID == ""
+			if p.Description != id.Description && !upstream {
 				continue
 			}
 			if err := s.network.DeletePort(ctx, p.ID); err != nil && !clients.IsNotFound(err) {

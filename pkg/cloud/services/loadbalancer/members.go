@@ -191,7 +191,8 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 		}
 		for _, mb := range p.Members {
 			current := mb.Address == m.Address && mb.ProtocolPort == port
-			ours := mb.Name == m.Name || current
+			// Upstream CAPO v0.14 names a member "<pool>-<machine>".
+			ours := mb.Name == m.Name || mb.Name == p.Name+"-"+m.Name || current
 			keep := member && current
 			if ours && !keep {
 				// Not a target any more, or an old address of the machine.

@@ -17,6 +17,7 @@ limitations under the License.
 package loadbalancer
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
@@ -234,4 +235,30 @@ func TestMembershipCalls(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(done).To(BeTrue())
 	})
+}
+
+func TestMembersUpstreamCAPOAddedAreRecognised(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, "az1")
+	s := w.service()
+	out, _ := converge(t, s, w.desired("az1"), nil)
+	all := []infrav1.LoadBalancer{*out.Status}
+	// Upstream CAPO v0.14 added cp-1 as "<pool>-cp-1", at an address the machine no longer has.
+	tree, err := w.cloud.LoadBalancer().GetLoadBalancerStatuses(ctx, out.Status.ID)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, p := range poolsOf(tree.Loadbalancer) {
+		port := 6443
+		if strings.HasSuffix(p.Name, "-8132") {
+			port = 8132
+		}
+		_, err := w.cloud.LoadBalancer().CreateMember(ctx, p.ID, pools.CreateMemberOpts{Name: p.Name + "-cp-1", Address: "10.6.0.50", ProtocolPort: port})
+		g.Expect(err).NotTo(HaveOccurred())
+		_, _ = s.ReconcileMembership(ctx, all, nil, nil, Member{Name: "other", Address: "10.6.0.1"}) // settles the change
+	}
+
+	settle(t, s, all, []string{out.Status.ID}, Member{Name: "cp-1", Address: "10.6.0.11"})
+	for pool, ms := range w.membersOf(t, out.Status.ID) {
+		g.Expect(ms).To(HaveLen(1), pool)
+		g.Expect(ms[0].Address).To(Equal("10.6.0.11"), "upstream's member at the old address is the machine's, and goes")
+	}
 }

@@ -48,7 +48,7 @@ func TestSteadyStateCalls(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = s.ReconcileRouter(ctx, name, spec, network, external)
 	g.Expect(err).NotTo(HaveOccurred())
-	cp, worker, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil)
+	cp, worker, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 
 	cloud.ResetCalls()
@@ -57,7 +57,7 @@ func TestSteadyStateCalls(t *testing.T) {
 	g.Expect(again).To(Equal(network))
 	_, err = s.ReconcileRouter(ctx, name, spec, again, external)
 	g.Expect(err).NotTo(HaveOccurred())
-	cp2, worker2, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, cp, worker)
+	cp2, worker2, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, cp, worker)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cp2).To(Equal(cp))
 	g.Expect(worker2).To(Equal(worker))

@@ -67,10 +67,11 @@ func defaultEgress() []desiredRule {
 
 // ReconcileSecurityGroups creates (or adopts by name) the control plane and worker security
 // groups when spec.managedSecurityGroups is set, and makes their rules exactly what the spec
-// asks for. It returns nil statuses when security groups are not managed. knownCP and knownWorker
+// asks for: this provider's rule set, or upstream CAPO's in groups upstream created (subnetCIDRs
+// are the cluster's subnets, from which upstream opens the NodePorts). It returns nil statuses when security groups are not managed. knownCP and knownWorker
 // are what the status recorded (nil when lost): a known group is read by ID, which returns its
 // rules in the same call.
-func (s *Service) ReconcileSecurityGroups(ctx context.Context, namespace, cluster string, spec *infrav1.OpenStackClusterSpec, knownCP, knownWorker *infrav1.SecurityGroupStatus) (controlPlane, worker *infrav1.SecurityGroupStatus, err error) {
+func (s *Service) ReconcileSecurityGroups(ctx context.Context, namespace, cluster string, spec *infrav1.OpenStackClusterSpec, subnetCIDRs []string, knownCP, knownWorker *infrav1.SecurityGroupStatus) (controlPlane, worker *infrav1.SecurityGroupStatus, err error) {
 	if spec.ManagedSecurityGroups == nil {
 		return nil, nil, nil
 	}
@@ -84,6 +85,10 @@ func (s *Service) ReconcileSecurityGroups(ctx context.Context, namespace, cluste
 		return nil, nil, err
 	}
 	cpRules, workerRules, err := desiredRules(spec, cp.ID, w.ID)
+	if cp.Description == UpstreamGroupDescription {
+		// A cluster taken over from upstream CAPO: its groups keep upstream's rules.
+		cpRules, workerRules, err = upstreamRules(spec, cp.ID, w.ID, subnetCIDRs)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -74,7 +74,7 @@ func TestReconcileSecurityGroupsConverges(t *testing.T) {
 	s := NewService(cloud.Network(), nil)
 	spec := &infrav1.OpenStackClusterSpec{APIServerPort: 6443, ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{}}
 
-	cp, worker, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil)
+	cp, worker, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cloud.Calls()).To(HaveKeyWithValue("CreateSecGroupRules", 2), "one request per group for all its rules")
 	g.Expect(cp.Name).To(Equal("k8s-cluster-ns-c-secgroup-controlplane"))
@@ -83,7 +83,7 @@ func TestReconcileSecurityGroupsConverges(t *testing.T) {
 
 	// A second pass changes nothing; a rule added by hand is removed; a changed spec is applied.
 	cloud.ResetCalls()
-	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil)
+	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cloud.Calls()).NotTo(HaveKey("CreateSecGroupRules"))
 	g.Expect(cloud.Calls()).NotTo(HaveKey("DeleteSecGroupRule"))
@@ -91,7 +91,7 @@ func TestReconcileSecurityGroupsConverges(t *testing.T) {
 	_, err = cloud.Network().CreateSecGroupRules(ctx, []rules.CreateOpts{{SecGroupID: cp.ID, Direction: "ingress", EtherType: "IPv4", Protocol: "tcp", PortRangeMin: 1, PortRangeMax: 1}})
 	g.Expect(err).NotTo(HaveOccurred())
 	spec.ManagedSecurityGroups.AllowAllInClusterTraffic = true
-	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil)
+	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	after, _ := cloud.Network().ListSecGroupRules(ctx, rules.ListOpts{SecGroupID: cp.ID})
 	g.Expect(after).To(HaveLen(len(cpRules)+2), "the stray rule is gone and the two allow-all rules are there")
@@ -167,12 +167,70 @@ func TestKnownSecurityGroupFallsBackWhenGone(t *testing.T) {
 	known := &infrav1.SecurityGroupStatus{ID: "gone", Name: "k8s-cluster-ns-c-secgroup-controlplane"}
 	m.EXPECT().GetSecGroup(ctx, "gone").Return(nil, err404)
 	m.EXPECT().ListSecGroups(ctx, gomock.Any()).Return(nil, errBoom)
-	_, _, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, known, nil)
+	_, _, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, known, nil)
 	g.Expect(err).To(MatchError(ContainSubstring("listing security groups named k8s-cluster-ns-c-secgroup-controlplane: boom")),
 		"a known group that is gone is looked for by name")
 
 	s, m, _ = newService(t)
 	m.EXPECT().GetSecGroup(ctx, "gone").Return(nil, errBoom)
-	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, known, nil)
+	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, known, nil)
 	g.Expect(err).To(MatchError("getting security group gone: boom"))
+}
+
+func TestGroupsUpstreamCAPOCreatedKeepTheirRules(t *testing.T) {
+	g := NewWithT(t)
+	cloud := fakeopenstack.New(fakeopenstack.Options{})
+	s := NewService(cloud.Network(), nil)
+	spec := &infrav1.OpenStackClusterSpec{APIServerPort: 6443, ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{},
+		APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), AdditionalPorts: []int{9345}}}
+
+	// The groups and rules upstream CAPO v0.14 made for this spec, as its documentation lists them.
+	cp, err := cloud.Network().CreateSecGroup(ctx, groups.CreateOpts{Name: "k8s-cluster-ns-c-secgroup-controlplane", Description: "Cluster API managed group"})
+	g.Expect(err).NotTo(HaveOccurred())
+	w, err := cloud.Network().CreateSecGroup(ctx, groups.CreateOpts{Name: "k8s-cluster-ns-c-secgroup-worker", Description: "Cluster API managed group"})
+	g.Expect(err).NotTo(HaveOccurred())
+	in := func(group, protocol string, min, max int, prefix, remote string) rules.CreateOpts {
+		return rules.CreateOpts{SecGroupID: group, Direction: "ingress", EtherType: "IPv4", Protocol: rules.RuleProtocol(protocol),
+			PortRangeMin: min, PortRangeMax: max, RemoteIPPrefix: prefix, RemoteGroupID: remote}
+	}
+	out := func(group, etherType string) rules.CreateOpts {
+		return rules.CreateOpts{SecGroupID: group, Direction: "egress", EtherType: rules.RuleEtherType(etherType)}
+	}
+	_, err = cloud.Network().CreateSecGroupRules(ctx, []rules.CreateOpts{
+		out(cp.ID, "IPv4"), out(cp.ID, "IPv6"), out(w.ID, "IPv4"), out(w.ID, "IPv6"), // Neutron's, in every new group
+		in(cp.ID, "tcp", 6443, 6443, "", ""),
+		in(cp.ID, "tcp", 9345, 9345, "", ""),
+		in(cp.ID, "tcp", 2379, 2380, "", cp.ID),
+		in(cp.ID, "tcp", 10250, 10250, "", cp.ID),
+		in(cp.ID, "tcp", 10250, 10250, "", w.ID),
+		in(w.ID, "tcp", 30000, 32767, "10.6.0.0/24", ""),
+		in(w.ID, "udp", 30000, 32767, "10.6.0.0/24", ""),
+		in(w.ID, "tcp", 30000, 32767, "", w.ID),
+		in(w.ID, "udp", 30000, 32767, "", w.ID),
+		in(w.ID, "tcp", 30000, 32767, "", cp.ID),
+		in(w.ID, "udp", 30000, 32767, "", cp.ID),
+		in(w.ID, "tcp", 10250, 10250, "", w.ID),
+		in(w.ID, "tcp", 10250, 10250, "", cp.ID),
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	cloud.ResetCalls()
+	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, []string{"10.6.0.0/24", "fd00::/64"}, nil, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cloud.Calls()).NotTo(HaveKey("CreateSecGroupRules"), "taken over: no rule created")
+	g.Expect(cloud.Calls()).NotTo(HaveKey("DeleteSecGroupRule"), "taken over: no rule deleted")
+
+	// The spec still rules them, the way upstream did: allowAllInClusterTraffic replaces the
+	// etcd and kubelet rules by all traffic between the groups.
+	spec.ManagedSecurityGroups.AllowAllInClusterTraffic = true
+	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, []string{"10.6.0.0/24"}, nil, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	after, _ := cloud.Network().ListSecGroupRules(ctx, rules.ListOpts{SecGroupID: cp.ID})
+	var ports []int
+	for _, r := range after {
+		if r.Direction == "ingress" {
+			ports = append(ports, r.PortRangeMin)
+		}
+	}
+	g.Expect(ports).To(ConsistOf(6443, 9345, 0, 0))
 }

@@ -1,0 +1,135 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package preflight
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
+)
+
+func upstreamObjects(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile("testdata/upstream-objects.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := localenv.DecodeYAML(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func lines(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, string(f.Severity)+" "+f.Kind+" "+f.Object+" "+f.Path)
+	}
+	return out
+}
+
+func TestEveryFieldTheSwitchWouldLoseIsNamedByItsPath(t *testing.T) {
+	g := NewWithT(t)
+	ours, err := OurSchemas()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ours).To(HaveLen(4))
+
+	var all []Finding
+	for _, obj := range upstreamObjects(t) {
+		all = append(all, CheckObject(obj.GetKind(), obj, ours)...)
+	}
+	g.Expect(lines(all)).To(ConsistOf(
+		"LOST OpenStackCluster team-a/bastioned spec.bastion",
+		"LOST OpenStackCluster team-a/bastioned spec.apiServerLoadBalancer.provider",
+		"LOST OpenStackCluster team-a/bastioned spec.controlPlaneEndpoint.port",
+		"LOST OpenStackClusterTemplate team-a/no-lb spec.template.spec.apiServerLoadBalancer.enabled",
+		"LOST OpenStackCluster team-a/bastioned spec.identityRef.region",
+		"LOST OpenStackCluster team-a/bastioned spec.identityRef.type",
+		"CHANGED OpenStackCluster team-a/bastioned metadata.finalizers",
+		"NOTE OpenStackCluster team-a/bastioned status",
+		"NOTE OpenStackCluster team-a/plain status",
+		"NOTE OpenStackCluster team-a/plain status.failureDomains",
+		"LOST OpenStackMachine team-a/cp-0 spec.image.imageRef",
+		"NOTE OpenStackMachine team-a/cp-0 status.instanceID",
+		"LOST OpenStackMachine team-a/cp-0 spec.ports[0].trunk",
+		"LOST OpenStackMachine team-a/cp-0 spec.ports[0].vnicType",
+		"LOST OpenStackMachine team-a/cp-0 spec.rootVolume",
+		"LOST OpenStackMachine team-a/cp-0 spec.trunk",
+		"LOST OpenStackMachineTemplate team-a/workers spec.template.spec.additionalBlockDevices",
+	))
+	for _, f := range all {
+		g.Expect(f.Message).NotTo(BeEmpty())
+		if f.Path == "spec.bastion" {
+			g.Expect(f.Message).To(ContainSubstring("not deleted with the cluster"), "says what it costs in the cloud")
+		}
+		if f.Severity == Changed {
+			g.Expect(f.Message).To(ContainSubstring("example.com/backup"))
+		}
+	}
+}
+
+func TestAClusterOfSupportedFieldsLosesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ours, err := OurSchemas()
+	g.Expect(err).NotTo(HaveOccurred())
+	plain := upstreamObjects(t)[0]
+	for _, f := range CheckObject(plain.GetKind(), plain, ours) {
+		g.Expect(f.Severity).To(Equal(Note), f.String())
+	}
+}
+
+func TestTheReportBlocksTheSwitchOnlyWhenSomethingIsLost(t *testing.T) {
+	g := NewWithT(t)
+	ours, err := OurSchemas()
+	g.Expect(err).NotTo(HaveOccurred())
+	objs := upstreamObjects(t)
+
+	c := fakeclient.NewClientBuilder().WithRuntimeObjects(objs[0]).Build()
+	r, err := Run(context.Background(), c, ours)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Blocking()).To(BeFalse())
+	g.Expect(r.Checked).To(HaveKeyWithValue("OpenStackCluster", 1))
+	var out strings.Builder
+	g.Expect(r.Write(&out)).To(Succeed())
+	g.Expect(out.String()).To(HaveSuffix("nothing is lost by switching\n"))
+
+	crd := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "openstackclusters.infrastructure.cluster.x-k8s.io"},
+		"status":   map[string]any{"storedVersions": []any{"v1alpha7", "v1beta1"}}}}
+	c = fakeclient.NewClientBuilder().WithRuntimeObjects(objs[0], crd).Build()
+	r, err = Run(context.Background(), c, ours)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Blocking()).To(BeTrue(), "a version still stored blocks the CRD's replacement")
+	g.Expect(lines(r.Findings)).To(ContainElement("LOST CustomResourceDefinition /openstackclusters.infrastructure.cluster.x-k8s.io status.storedVersions"))
+
+	c = fakeclient.NewClientBuilder().WithRuntimeObjects(objs[0], objs[2]).Build()
+	r, err = Run(context.Background(), c, ours)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Blocking()).To(BeTrue())
+	out.Reset()
+	g.Expect(r.Write(&out)).To(Succeed())
+	g.Expect(out.String()).To(ContainSubstring("LOST    OpenStackMachine team-a/cp-0 spec.rootVolume: the machine's root volume"))
+	g.Expect(out.String()).To(HaveSuffix("the switch would lose what the LOST lines say: change those objects first, or do not switch\n"))
+}

@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package preflight
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+)
+
+// What upstream CAPO v0.14.7 has that this provider does not, and what losing it means in the
+// cloud. Checked against upstream's v0.14.7 CRDs and controllers.
+
+// prunedWhy says, per field name, what upstream did with a field this provider's CRDs lack.
+var prunedWhy = map[string]string{
+	"bastion":                           "upstream's bastion host: this provider does not manage one, so its server, port, floating IP and security group stay in the cloud unmanaged and are not deleted with the cluster",
+	"region":                            "the identity's region: this provider uses the region of the clouds.yaml entry only; where they differ, it looks for the cluster's resources in that other region, creates them again there, and reports every machine's server as deleted",
+	"type":                              "a ClusterIdentity reference: this provider reads credentials from a Secret in the object's namespace only",
+	"additionalBlockDevices":            "extra volumes of the machine's server: an existing server keeps them (Nova deletes them with it), but a server made from this spec would get none",
+	"rootVolume":                        "the machine's root volume: an existing server keeps it (Nova deletes it with the server), but a server made from this spec would boot from the image on local disk",
+	"floatingIPPoolRef":                 "the machine's floating IP from an OpenStackFloatingIPPool: the address stays on the server, but nothing releases it",
+	"imageRef":                          "an ORC Image reference: this provider resolves images by ID or filter only",
+	"schedulerHintAdditionalProperties": "extra Nova scheduler hints for new servers",
+	"trunk":                             "a trunk port: an existing trunk stays, but new servers get plain ports, and deleting the machine leaves the trunk and its subports, which hold the port and the network",
+	"adminStateUp":                      "a port setting for new servers",
+	"allowedAddressPairs":               "allowed address pairs of new servers' ports (a VIP managed inside the cluster, for example)",
+	"hostID":                            "a port binding for new servers",
+	"macAddress":                        "a fixed MAC address for new servers' ports",
+	"profile":                           "a port binding profile (hardware offload, trusted VF) for new servers",
+	"propagateUplinkStatus":             "a port setting for new servers",
+	"valueSpecs":                        "raw Neutron port options for new servers",
+	"vnicType":                          "a port's VNIC type (direct, SR-IOV) for new servers",
+}
+
+var index = regexp.MustCompile(`\[[^\]]*\]`)
+
+// unsupportedWhy explains a pruned field path.
+func unsupportedWhy(_ string, path string) string {
+	parts := strings.Split(index.ReplaceAllString(path, ""), ".")
+	if why, ok := prunedWhy[parts[len(parts)-1]]; ok {
+		return why
+	}
+	return "a field upstream's CRD has"
+}
+
+// honoured are the checks of fields this provider's schema keeps, for compatibility of the YAML,
+// but whose value it does not act on as upstream did, per kind (a template is checked on its
+// template's spec). Each returns the path and why when the object's spec is affected.
+var honoured = map[string][]func(spec map[string]any) (path, why string){
+	"OpenStackCluster": {
+		func(spec map[string]any) (string, string) {
+			if p, _, _ := unstructured.NestedString(spec, "apiServerLoadBalancer", "provider"); p == "ovn" {
+				return "apiServerLoadBalancer.provider", "ovn: this provider creates ROUND_ROBIN pools, which OVN refuses, where upstream made SOURCE_IP_PORT ones; existing pools are kept, a new port or zone would fail"
+			}
+			return "", ""
+		},
+		func(spec map[string]any) (string, string) {
+			host, _, _ := unstructured.NestedString(spec, "controlPlaneEndpoint", "host")
+			port, found, _ := unstructured.NestedInt64(spec, "controlPlaneEndpoint", "port")
+			api, set, _ := unstructured.NestedInt64(spec, "apiServerPort")
+			if !set {
+				api = infrav1.DefaultAPIServerPort
+			}
+			if host != "" && found && port != 0 && port != api {
+				return "controlPlaneEndpoint.port", fmt.Sprintf("%d differs from apiServerPort (%d): upstream's listener and pool serve port %d, this provider serves %d and would replace them", port, api, port, api)
+			}
+			return "", ""
+		},
+		func(spec map[string]any) (string, string) {
+			enabled, found, _ := unstructured.NestedBool(spec, "apiServerLoadBalancer", "enabled")
+			if found && !enabled {
+				return "apiServerLoadBalancer.enabled", "false: without a load balancer upstream put the API floating IP on a control plane machine's port; this provider does not move it to a new control plane machine"
+			}
+			return "", ""
+		},
+	},
+}
+
+// ourFinalizers are the finalizers this provider removes. Upstream v0.14 uses the same names on
+// OpenStackCluster and OpenStackMachine.
+var ourFinalizers = []string{infrav1.ClusterFinalizer, infrav1.MachineFinalizer}
+
+// upstreamOnlyKinds are upstream's kinds this provider does not serve: objects of them are not
+// reconciled after the switch.
+var upstreamOnlyKinds = []struct {
+	gvk      schema.GroupVersionKind
+	severity Severity
+	why      string
+}{
+	{schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "OpenStackServer"}, Note,
+		"upstream's record of one server (a machine's or the bastion's); this provider finds a machine's server from the OpenStackMachine (status.instanceID, then the server's name) and does not use it. It keeps upstream's finalizer: once the switch is done, remove the finalizer and delete the object (docs/switching-from-upstream.md)"},
+	{schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "OpenStackFloatingIPPool"}, Lost,
+		"floating IP pools are not supported: machines keep their addresses, but nothing allocates new ones or releases these"},
+}
