@@ -17,15 +17,35 @@ limitations under the License.
 package controllers
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -85,4 +105,198 @@ func TestTheServerIDComesFromTheStatusElseTheProviderID(t *testing.T) {
 	g.Expect(knownServerID(osm("", "aws:///"+id))).To(BeEmpty())
 	g.Expect(knownServerID(osm("", "openstack:///not-a-server-id"))).To(BeEmpty())
 	g.Expect(knownServerID(osm("", ""))).To(BeEmpty())
+}
+
+// upstreamCluster makes in the fake what upstream CAPO v0.14 makes for managedSpec() with a
+// single load balancer on ports 6443 and 9345, as its documentation and code say: the network,
+// subnet and router named k8s-clusterapi-cluster-<ns>-c, its security groups (description
+// "Cluster API managed group") with its rule set, the load balancer built step by step with its
+// listeners, pools and monitors named <lb>-<port>, and a floating IP with upstream's description
+// on the VIP.
+func upstreamCluster(t *testing.T, g *WithT, cloud *fakeopenstack.Cloud, ns string) {
+	t.Helper()
+	n, lbs := cloud.Network(), cloud.LoadBalancer()
+	name := "k8s-clusterapi-cluster-" + ns + "-c"
+	desc := "Created by cluster-api-provider-openstack cluster " + ns + "-c"
+	net, err := n.CreateNetwork(ctx, networks.CreateOpts{Name: name, AdminStateUp: ptr.To(true)})
+	g.Expect(err).NotTo(HaveOccurred())
+	sub, err := n.CreateSubnet(ctx, subnets.CreateOpts{NetworkID: net.ID, Name: name, Description: desc, CIDR: "10.6.0.0/24", IPVersion: gophercloud.IPv4})
+	g.Expect(err).NotTo(HaveOccurred())
+	exts, err := n.ListNetworks(ctx, networks.ListOpts{Name: "public"})
+	g.Expect(err).NotTo(HaveOccurred())
+	router, err := n.CreateRouter(ctx, routers.CreateOpts{Name: name, Description: desc, GatewayInfo: &routers.GatewayInfo{NetworkID: exts[0].ID}})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = n.AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: sub.ID})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	cp, err := n.CreateSecGroup(ctx, groups.CreateOpts{Name: "k8s-cluster-" + ns + "-c-secgroup-controlplane", Description: "Cluster API managed group"})
+	g.Expect(err).NotTo(HaveOccurred())
+	w, err := n.CreateSecGroup(ctx, groups.CreateOpts{Name: "k8s-cluster-" + ns + "-c-secgroup-worker", Description: "Cluster API managed group"})
+	g.Expect(err).NotTo(HaveOccurred())
+	in := func(group, protocol string, min, max int, prefix, remote string) rules.CreateOpts {
+		return rules.CreateOpts{SecGroupID: group, Direction: "ingress", EtherType: "IPv4", Protocol: rules.RuleProtocol(protocol),
+			PortRangeMin: min, PortRangeMax: max, RemoteIPPrefix: prefix, RemoteGroupID: remote}
+	}
+	egress := func(group, etherType string) rules.CreateOpts {
+		return rules.CreateOpts{SecGroupID: group, Direction: "egress", EtherType: rules.RuleEtherType(etherType)}
+	}
+	_, err = n.CreateSecGroupRules(ctx, []rules.CreateOpts{
+		egress(cp.ID, "IPv4"), egress(cp.ID, "IPv6"), egress(w.ID, "IPv4"), egress(w.ID, "IPv6"),
+		in(cp.ID, "tcp", 6443, 6443, "", ""), in(cp.ID, "tcp", 9345, 9345, "", ""),
+		in(cp.ID, "tcp", 2379, 2380, "", cp.ID), in(cp.ID, "tcp", 10250, 10250, "", cp.ID), in(cp.ID, "tcp", 10250, 10250, "", w.ID),
+		in(w.ID, "tcp", 30000, 32767, "10.6.0.0/24", ""), in(w.ID, "udp", 30000, 32767, "10.6.0.0/24", ""),
+		in(w.ID, "tcp", 30000, 32767, "", w.ID), in(w.ID, "udp", 30000, 32767, "", w.ID),
+		in(w.ID, "tcp", 30000, 32767, "", cp.ID), in(w.ID, "udp", 30000, 32767, "", cp.ID),
+		in(w.ID, "tcp", 10250, 10250, "", w.ID), in(w.ID, "tcp", 10250, 10250, "", cp.ID),
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	lbName := name + "-kubeapi"
+	lb, err := lbs.CreateLoadBalancer(ctx, loadbalancers.CreateOpts{Name: lbName, Description: desc, VipSubnetID: sub.ID, Tags: []string{"e2e"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	settle := func() {
+		g.Eventually(func(g Gomega) {
+			got, err := lbs.GetLoadBalancer(ctx, lb.ID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.ProvisioningStatus).To(Equal("ACTIVE"))
+		}, eventually, poll).Should(Succeed())
+	}
+	settle()
+	for _, port := range []int{6443, 9345} {
+		child := fmt.Sprintf("%s-%d", lbName, port)
+		l, err := lbs.CreateListener(ctx, listeners.CreateOpts{Name: child, LoadbalancerID: lb.ID, Protocol: listeners.ProtocolTCP, ProtocolPort: port, Tags: []string{"e2e"}})
+		g.Expect(err).NotTo(HaveOccurred())
+		settle()
+		p, err := lbs.CreatePool(ctx, pools.CreateOpts{Name: child, ListenerID: l.ID, Protocol: pools.ProtocolTCP, LBMethod: pools.LBMethodRoundRobin, Tags: []string{"e2e"}})
+		g.Expect(err).NotTo(HaveOccurred())
+		settle()
+		_, err = lbs.CreateMonitor(ctx, monitors.CreateOpts{Name: child, PoolID: p.ID, Type: monitors.TypeTCP, Delay: 10, Timeout: 5, MaxRetries: 5, MaxRetriesDown: 3})
+		g.Expect(err).NotTo(HaveOccurred())
+		settle()
+	}
+	_, err = n.CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: exts[0].ID, PortID: lb.VipPortID, Description: desc})
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+func TestAClusterUpstreamCAPOCreatedIsTakenOverWithoutCreatingOrDeleting(t *testing.T) {
+	g := NewWithT(t)
+	ns := "takeover"
+	cloud := newCloud(t, g, ns)
+	upstreamCluster(t, g, cloud, ns)
+	before := countResources(cloud)
+	cloud.ResetCalls()
+
+	// The OpenStackCluster as upstream's YAML had it, with no status: what clusterctl move to a
+	// management cluster running this provider gives (status does not travel).
+	spec := managedSpec()
+	spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), AdditionalPorts: []int{9345}}
+	osc := newCluster(g, ns, false, spec, true)
+	g.Eventually(func(g Gomega) {
+		got := lbReady(g, osc)
+		g.Expect(got.Status.APIServerLoadBalancer).NotTo(BeNil())
+		g.Expect(got.Status.APIServerLoadBalancer.Name).To(Equal("k8s-clusterapi-cluster-takeover-c-kubeapi"))
+	}, eventually, poll).Should(Succeed())
+
+	t.Logf("OpenStack calls while taking over: %v", cloud.Calls())
+	var changes []string
+	for call := range cloud.Calls() {
+		if strings.HasPrefix(call, "Create") || strings.HasPrefix(call, "Delete") || strings.HasPrefix(call, "Add") || strings.HasPrefix(call, "Remove") {
+			changes = append(changes, call)
+		}
+	}
+	g.Expect(changes).To(BeEmpty(), "taking over creates and deletes nothing (calls: %v)", cloud.Calls())
+	g.Expect(countResources(cloud)).To(Equal(before))
+	g.Eventually(func(g Gomega) {
+		g.Expect(eventReasons(g, ns)).To(ContainElements("AdoptedNetwork", "AdoptedRouter", "AdoptedSecurityGroup"))
+	}, eventually, poll).Should(Succeed())
+
+	// Its control plane machines, as upstream made them: a server named after the machine with
+	// no metadata, its port "<machine>-0" described with the Cluster's name, and a member named
+	// "<pool>-<machine>" in each pool. One OpenStackMachine still has the provider ID upstream
+	// wrote (with a region); the other has none (its server was not ACTIVE when it moved).
+	addMachineImages(cloud)
+	got := get(g, osc)
+	serverIDs := map[string]string{}
+	for _, machine := range []string{"c-cp-0", "c-cp-1"} {
+		port, err := cloud.Network().CreatePort(ctx, ports.CreateOpts{Name: machine + "-0", NetworkID: got.Status.Network.ID,
+			Description: "Created by cluster-api-provider-openstack cluster c", SecurityGroups: &[]string{got.Status.ControlPlaneSecurityGroup.ID}})
+		g.Expect(err).NotTo(HaveOccurred())
+		flavors, _ := cloud.Compute().ListFlavors(ctx, nil)
+		server, err := cloud.Compute().CreateServer(ctx, servers.CreateOpts{Name: machine, FlavorRef: flavors[0].ID, AvailabilityZone: "az1",
+			Networks: []servers.Network{{Port: port.ID}}}, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		serverIDs[machine] = server.ID
+		tree, err := cloud.LoadBalancer().GetLoadBalancerStatuses(ctx, got.Status.APIServerLoadBalancer.ID)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, l := range tree.Loadbalancer.Listeners {
+			for _, p := range l.Pools {
+				poolPort, err := strconv.Atoi(p.Name[strings.LastIndex(p.Name, "-")+1:])
+				g.Expect(err).NotTo(HaveOccurred())
+				_, err = cloud.LoadBalancer().CreateMember(ctx, p.ID, pools.CreateMemberOpts{Name: p.Name + "-" + machine,
+					Address: port.FixedIPs[0].IPAddress, ProtocolPort: poolPort})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Eventually(func(g Gomega) {
+					lb, err := cloud.LoadBalancer().GetLoadBalancer(ctx, got.Status.APIServerLoadBalancer.ID)
+					g.Expect(err).NotTo(HaveOccurred())
+					g.Expect(lb.ProvisioningStatus).To(Equal("ACTIVE"))
+				}, eventually, poll).Should(Succeed())
+			}
+		}
+	}
+	g.Eventually(func(g Gomega) {
+		for _, id := range serverIDs {
+			s, err := cloud.Compute().GetServer(ctx, id)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(s.Status).To(Equal("ACTIVE"))
+		}
+	}, eventually, poll).Should(Succeed())
+	beforeMachines := countResources(cloud)
+	cloud.ResetCalls()
+	markInfrastructureProvisioned(g, ns)
+	byName := newMachine(g, ns, "c-cp-0", "az1", true)
+	upstreamID := "openstack://RegionOne/" + serverIDs["c-cp-1"]
+	byProviderID := newMachine(g, ns, "c-cp-1", "az1", true, func(s *infrav1.OpenStackMachineSpec) { s.ProviderID = &upstreamID })
+	g.Eventually(func(g Gomega) {
+		for _, osm := range []*infrav1.OpenStackMachine{byName, byProviderID} {
+			m := getMachine(g, osm)
+			g.Expect(conditions.IsTrue(m, infrav1.InstanceReadyCondition)).To(BeTrue(), "%v", conditions.Get(m, infrav1.InstanceReadyCondition))
+			g.Expect(conditions.IsTrue(m, infrav1.APIServerIngressReadyCondition)).To(BeTrue(), "%v", conditions.Get(m, infrav1.APIServerIngressReadyCondition))
+			g.Expect(m.Status.InstanceID).To(Equal(ptr.To(serverIDs[m.Name])), "upstream's server of %s", m.Name)
+		}
+	}, eventually, poll).Should(Succeed())
+	g.Expect(getMachine(g, byProviderID).Spec.ProviderID).To(Equal(&upstreamID), "the provider ID the Machine copied stays")
+	g.Expect(getMachine(g, byName).Spec.ProviderID).To(Equal(ptr.To("openstack:///" + serverIDs["c-cp-0"])))
+	t.Logf("OpenStack calls while taking over two machines: %v", cloud.Calls())
+	for call := range cloud.Calls() {
+		g.Expect(call).NotTo(Or(HavePrefix("Create"), HavePrefix("Delete")), "taking over machines creates and deletes nothing (calls: %v)", cloud.Calls())
+	}
+	g.Expect(countResources(cloud)).To(Equal(beforeMachines))
+
+	// Deleting a machine takes its server, upstream's port and upstream's members with it.
+	g.Expect(env.Client.Delete(ctx, byName)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		_, err := cloud.Compute().GetServer(ctx, serverIDs["c-cp-0"])
+		g.Expect(err).To(HaveOccurred(), "the server is deleted")
+		left, err := cloud.Network().ListPorts(ctx, ports.ListOpts{Name: "c-cp-0-0"})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(left).To(BeEmpty(), "upstream's port is deleted")
+		tree, err := cloud.LoadBalancer().GetLoadBalancerStatuses(ctx, got.Status.APIServerLoadBalancer.ID)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, l := range tree.Loadbalancer.Listeners {
+			for _, p := range l.Pools {
+				g.Expect(p.Members).To(HaveLen(1), "only c-cp-1 is left in %s", p.Name)
+			}
+		}
+	}, eventually, poll).Should(Succeed())
+	g.Expect(env.Client.Delete(ctx, byProviderID)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(byProviderID), &infrav1.OpenStackMachine{}))
+	}, eventually, poll).Should(BeTrue())
+
+	// Deleting it leaves nothing but the external network the operator made.
+	g.Expect(env.Client.Delete(ctx, osc)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(osc), &infrav1.OpenStackCluster{}))
+	}, eventually, poll).Should(BeTrue())
+	g.Expect(countResources(cloud)).To(Equal(counts{networks: 1}))
 }
