@@ -108,10 +108,12 @@ func (r *OpenStackClusterReconciler) reconcileDNS(ctx context.Context, c *cluste
 	return phaseResult{}
 }
 
-// published says whether the last reconcile published records, which a DNSEndpoint holds.
+// published says whether a DNSEndpoint may exist: unless a reconcile already found that the
+// cluster publishes nothing (a status rebuilt after a loss, or a write that failed after the
+// DNSEndpoint was created, count as "may"). Looking costs one request, once.
 func published(osc *infrav1.OpenStackCluster) bool {
 	cond := meta.FindStatusCondition(osc.Status.Conditions, infrav1.APIServerDNSReadyCondition)
-	return cond != nil && (cond.Reason == infrav1.ReadyReason || cond.Reason == infrav1.NoHealthyZoneReason)
+	return cond == nil || cond.Reason != infrav1.NotRequiredReason
 }
 
 // dnsRecords are the DNSEndpoint's endpoints: an A record set for the IPv4 addresses and an AAAA

@@ -106,14 +106,21 @@ func TestPublishedAddressesAreTheServingZonesAndNeverNone(t *testing.T) {
 	g.Expect(none).To(BeFalse())
 }
 
-func TestZoneHealthFollowsOctaviaAndIsReported(t *testing.T) {
-	g := NewWithT(t)
+// healthyZone is one zone of a cluster that publishes DNS, converged and healthy.
+func healthyZone(t *testing.T, g *WithT) (*world, *Service, *Desired, Outcome) {
+	t.Helper()
 	w := newWorld(t, "az1")
 	s := w.service()
 	d := w.desired("az1")
 	d.HealthPoll = DNSHealthPoll
 	ready, _ := converge(t, s, d, nil)
 	g.Expect(ready.Status.Healthy).To(BeTrue())
+	return w, s, d, ready
+}
+
+func TestZoneHealthFollowsOctaviaAndIsReported(t *testing.T) {
+	g := NewWithT(t)
+	w, s, d, ready := healthyZone(t, g)
 	g.Expect(ready.RequeueAfter).To(Equal(DNSHealthPoll), "a ready zone of a cluster publishing DNS is polled")
 	g.Expect(ready.Status.ProvisioningStatus).To(Equal("ACTIVE"))
 	g.Expect(ready.Status.OperatingStatus).To(Equal("ONLINE"))
@@ -206,12 +213,7 @@ func TestZoneFloatingIPInUseElsewhereIsRefusedBeforeCreating(t *testing.T) {
 
 func TestAZoneStaysHealthyWhileOctaviaAppliesAChange(t *testing.T) {
 	g := NewWithT(t)
-	w := newWorld(t, "az1")
-	s := w.service()
-	d := w.desired("az1")
-	d.HealthPoll = DNSHealthPoll
-	ready, _ := converge(t, s, d, nil)
-	g.Expect(ready.Status.Healthy).To(BeTrue())
+	w, s, d, ready := healthyZone(t, g)
 	w.events()
 
 	// A member is being added: Octavia says PENDING_UPDATE, and the load balancer serves on.
