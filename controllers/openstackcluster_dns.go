@@ -58,8 +58,8 @@ func dnsSettings(spec *infrav1.OpenStackClusterSpec) *infrav1.APIServerDNS {
 	return spec.APIServerLoadBalancer.DNS
 }
 
-// reconcileDNS keeps the DNSEndpoint's records at the public addresses of the healthy zones (every
-// zone's, when none is healthy: never an empty answer).
+// reconcileDNS keeps the DNSEndpoint's records at the public addresses of the zones that serve
+// (loadbalancer.PublishedAddresses: never an empty answer).
 func (r *OpenStackClusterReconciler) reconcileDNS(ctx context.Context, c *clusterScope) phaseResult {
 	osc := c.osc
 	dns := dnsSettings(&osc.Spec)

@@ -6,8 +6,9 @@
 # answer of the DNS server (BIND, hack/dns) that ExternalDNS keeps at the healthy zones' addresses.
 # Idempotent; everything stays up for you to look at.
 #
-#   hack/demo.sh          bring up and apply (first run on a fresh machine: about 15 minutes,
-#                         mostly building kube-apiserver and Cluster API from the module proxy)
+#   hack/demo.sh          bring up and apply (first run on a fresh machine: about 25 minutes,
+#                         mostly building kube-apiserver, Cluster API and ExternalDNS from the
+#                         module proxy)
 #   hack/demo.sh down     delete the demo cluster, then stop the management plane and OpenStack
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
