@@ -38,6 +38,17 @@ type OpenStackIdentityReference struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +required
 	CloudName string `json:"cloudName"`
+
+	// Type is the kind of object Name refers to. Only Secret is supported (upstream CAPO's
+	// ClusterIdentity is not); it is the default.
+	// +kubebuilder:validation:Enum=Secret
+	// +optional
+	Type string `json:"type,omitempty"`
+
+	// Region is the OpenStack region to use, instead of the region_name of the clouds.yaml entry.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Region string `json:"region,omitempty"`
 }
 
 // NeutronTag is a tag on a Neutron resource. It may not be empty and may not contain commas,

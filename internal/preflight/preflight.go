@@ -99,12 +99,6 @@ func CheckObject(kind string, obj *unstructured.Unstructured, ours Schemas) []Fi
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	if specSchema, ok := schemaOf.Properties["spec"]; ok {
 		for _, p := range pruned("spec", spec, &specSchema) {
-			// The default identity type of upstream's CRD, the only one this provider has.
-			if strings.HasSuffix(p, "identityRef.type") {
-				if v, _, _ := unstructured.NestedString(obj.Object, strings.Split(p, ".")...); v == "Secret" {
-					continue
-				}
-			}
 			add(Lost, p, "%s; this provider's CRD does not have the field, so the API server drops it", unsupportedWhy(kind, p))
 		}
 	}

@@ -65,7 +65,6 @@ func TestEveryFieldTheSwitchWouldLoseIsNamedByItsPath(t *testing.T) {
 		"LOST OpenStackCluster team-a/bastioned spec.apiServerLoadBalancer.provider",
 		"LOST OpenStackCluster team-a/bastioned spec.controlPlaneEndpoint.port",
 		"LOST OpenStackClusterTemplate team-a/no-lb spec.template.spec.apiServerLoadBalancer.enabled",
-		"LOST OpenStackCluster team-a/bastioned spec.identityRef.region",
 		"LOST OpenStackCluster team-a/bastioned spec.identityRef.type",
 		"CHANGED OpenStackCluster team-a/bastioned metadata.finalizers",
 		"NOTE OpenStackCluster team-a/bastioned status",

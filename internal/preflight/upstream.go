@@ -33,8 +33,6 @@ import (
 // prunedWhy says, per field name, what upstream did with a field this provider's CRDs lack.
 var prunedWhy = map[string]string{
 	"bastion":                           "upstream's bastion host: this provider does not manage one, so its server, port, floating IP and security group stay in the cloud unmanaged and are not deleted with the cluster",
-	"region":                            "the identity's region: this provider uses the region of the clouds.yaml entry only; where they differ, it looks for the cluster's resources in that other region, creates them again there, and reports every machine's server as deleted",
-	"type":                              "a ClusterIdentity reference: this provider reads credentials from a Secret in the object's namespace only",
 	"additionalBlockDevices":            "extra volumes of the machine's server: an existing server keeps them (Nova deletes them with it), but a server made from this spec would get none",
 	"rootVolume":                        "the machine's root volume: an existing server keeps it (Nova deletes it with the server), but a server made from this spec would boot from the image on local disk",
 	"floatingIPPoolRef":                 "the machine's floating IP from an OpenStackFloatingIPPool: the address stays on the server, but nothing releases it",
@@ -66,7 +64,9 @@ func unsupportedWhy(_ string, path string) string {
 // but whose value it does not act on as upstream did, per kind (a template is checked on its
 // template's spec). Each returns the path and why when the object's spec is affected.
 var honoured = map[string][]func(spec map[string]any) (path, why string){
+	"OpenStackMachine": {clusterIdentity},
 	"OpenStackCluster": {
+		clusterIdentity,
 		func(spec map[string]any) (string, string) {
 			if p, _, _ := unstructured.NestedString(spec, "apiServerLoadBalancer", "provider"); p == "ovn" {
 				return "apiServerLoadBalancer.provider", "ovn: this provider creates ROUND_ROBIN pools, which OVN refuses, where upstream made SOURCE_IP_PORT ones; existing pools are kept, a new port or zone would fail"
@@ -93,6 +93,15 @@ var honoured = map[string][]func(spec map[string]any) (path, why string){
 			return "", ""
 		},
 	},
+}
+
+// clusterIdentity finds an identityRef of upstream's other type: this provider reads credentials
+// from a Secret only.
+func clusterIdentity(spec map[string]any) (string, string) {
+	if t, _, _ := unstructured.NestedString(spec, "identityRef", "type"); t != "" && t != "Secret" {
+		return "identityRef.type", t + ": this provider reads credentials from a Secret in the object's namespace only, so it would find no credentials"
+	}
+	return "", ""
 }
 
 // ourFinalizers are the finalizers this provider removes. Upstream v0.14 uses the same names on

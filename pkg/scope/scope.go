@@ -156,9 +156,13 @@ func (f *SecretFactory) readCredential(ctx context.Context, namespace string, re
 		return nil, fmt.Errorf("identity Secret %s: cloud %q is not in %q (it has: %s)", secretRef, ref.CloudName, CloudsSecretKey, strings.Join(names, ", "))
 	}
 	caPEM := secret.Data[CACertSecretKey]
+	if ref.Region != "" {
+		// identityRef.region overrides the cloud's region, as upstream CAPO's does.
+		cloud.RegionName = ref.Region
+	}
 
 	sum := sha256.New()
-	for _, part := range [][]byte{[]byte(secretRef), []byte(ref.CloudName), raw, caPEM} {
+	for _, part := range [][]byte{[]byte(secretRef), []byte(ref.CloudName), []byte(ref.Region), raw, caPEM} {
 		sum.Write(part)
 		sum.Write([]byte{0})
 	}

@@ -183,6 +183,28 @@ func TestPasswordAuthCachingAndRegion(t *testing.T) {
 	g.Expect(k.authCount()).To(Equal(1))
 }
 
+func TestIdentityRefRegionOverridesTheCloudsRegion(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	k := newKeystone(t, false)
+	f, _ := newFactory(t, logr.Discard(), secret(map[string]string{CloudsSecretKey: cloudsYAML(k.server.URL, "")}))
+
+	// clouds.yaml says RegionOne; identityRef.region (as upstream CAPO's YAML may carry) wins.
+	inTwo := &infrav1.OpenStackIdentityReference{Name: ref.Name, CloudName: ref.CloudName, Region: "RegionTwo"}
+	c, err := f.NewClients(ctx, "ns", inTwo)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = c.Network.ListAvailabilityZones(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(k.lastHit()).To(Equal("/network-regiontwo-public/v2.0/availability_zones"))
+
+	// The same Secret without the override is another set of clients, in the cloud's region.
+	c, err = f.NewClients(ctx, "ns", ref)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = c.Network.ListAvailabilityZones(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(k.lastHit()).To(Equal("/network-regionone-public/v2.0/availability_zones"))
+}
+
 func TestEditedSecretTakesEffect(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
