@@ -193,7 +193,7 @@ func up(ctx context.Context, o options) error {
 			return false, err
 		}
 		for _, lb := range osc.Status.APIServerLoadBalancers {
-			if !lb.Healthy || !memberOnline(lb, osc.Spec.EffectiveAPIServerPort()) {
+			if !loadbalancer.Serves(&lb, osc.Spec.EffectiveAPIServerPort()) {
 				return false, nil
 			}
 		}
@@ -234,18 +234,6 @@ func showDNS(ctx context.Context, start time.Time, o options, osc *infrav1.OpenS
 	fmt.Printf("\n$ dig @%s -p %s %s A +short\n%s\n", addr, port, host, strings.Join(got, "\n"))
 	fmt.Println("(the provider withdraws a zone whose load balancer cannot take traffic, and publishes it again when it can)")
 	return nil
-}
-
-// memberOnline says whether Octavia reports a member of lb's pool of port ONLINE.
-func memberOnline(lb infrav1.LoadBalancer, port int) bool {
-	for _, p := range lb.Pools {
-		for _, m := range p.Members {
-			if p.Port == port && m.OperatingStatus == "ONLINE" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // report prints one row per zone (load balancer, VIP, floating IP, members as Octavia has them)

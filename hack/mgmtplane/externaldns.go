@@ -60,15 +60,11 @@ func readDNSEnv(path string) (*dnsServer, error) {
 
 // externalDNS installs ExternalDNS's DNSEndpoint CRD (from dir, which hack/external-dns.sh
 // fills) and returns the ExternalDNS process that publishes every DNSEndpoint into the DNS
-// server dnsEnv describes, by RFC 2136 updates signed with its TSIG key: the crd source, the sync
+// server dns describes, by RFC 2136 updates signed with its TSIG key: the crd source, the sync
 // policy (records whose endpoint is gone are deleted, which needs the zone transfer), events on,
 // so that a change is published within seconds. Its TSIG secret is passed in the environment,
 // never on the command line.
-func externalDNS(ctx context.Context, c client.Client, dir, dnsEnv, kubeconfig string, health int) (*process, error) {
-	dns, err := readDNSEnv(dnsEnv)
-	if err != nil {
-		return nil, err
-	}
+func externalDNS(ctx context.Context, c client.Client, dir string, dns *dnsServer, kubeconfig string, health int) (*process, error) {
 	secret, err := os.ReadFile(dns.secretFile)
 	if err != nil {
 		return nil, err

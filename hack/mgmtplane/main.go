@@ -194,12 +194,15 @@ func run(ctx context.Context, o options) error {
 	managers = append(managers, provider)
 	dnsLine := ""
 	if o.externalDNS != "" {
-		edns, err := externalDNS(ctx, c, o.externalDNS, o.dnsEnv, filepath.Join(o.dir, "kubeconfig"), ports[6])
+		dns, err := readDNSEnv(o.dnsEnv)
+		if err != nil {
+			return fmt.Errorf("ExternalDNS: %w", err)
+		}
+		edns, err := externalDNS(ctx, c, o.externalDNS, dns, filepath.Join(o.dir, "kubeconfig"), ports[6])
 		if err != nil {
 			return fmt.Errorf("ExternalDNS: %w", err)
 		}
 		managers = append(managers, edns)
-		dns, _ := readDNSEnv(o.dnsEnv)
 		dnsLine = fmt.Sprintf("dns_server=%s:%s\ndns_zone=%s\n", dns.server, dns.port, dns.zone)
 	}
 	capiWebhooks, err := readObjects(filepath.Join(o.capiSource, "core", "config", "webhook", "manifests.yaml"))

@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
@@ -75,14 +76,8 @@ func expectTableRow(ctx context.Context, g Gomega, key client.ObjectKey, want ma
 // exportedMetrics reads the families the provider's manager exports, from the address the
 // management plane wrote in its ready file.
 func exportedMetrics(ctx context.Context, g Gomega) map[string]bool {
-	ready, err := os.ReadFile(filepath.Join(framework.EnvOr("CAPO_MGMT_DIR", "/var/tmp/capo-management-plane"), "ready"))
+	url, err := localenv.PlaneValue(framework.EnvOr("CAPO_MGMT_DIR", "/var/tmp/capo-management-plane"), "provider_metrics")
 	g.Expect(err).NotTo(HaveOccurred(), "the management plane's ready file (make test-e2e sets CAPO_MGMT_DIR)")
-	var url string
-	for _, line := range strings.Split(string(ready), "\n") {
-		if v, ok := strings.CutPrefix(line, "provider_metrics="); ok {
-			url = v
-		}
-	}
 	g.Expect(url).To(HavePrefix("http://"), "the plane serves the provider's metrics over plain HTTP on 127.0.0.1")
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	g.Expect(err).NotTo(HaveOccurred())

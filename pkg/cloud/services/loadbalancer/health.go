@@ -147,9 +147,9 @@ func PublishedAddresses(lbs []infrav1.LoadBalancer, apiPort int) (addresses []st
 		all = append(all, lb.IP)
 		if lb.Healthy {
 			healthy = append(healthy, lb.IP)
-			if memberOnline(lb, apiPort) {
-				serving = append(serving, lb.IP)
-			}
+		}
+		if Serves(lb, apiPort) {
+			serving = append(serving, lb.IP)
 		}
 	}
 	for _, tier := range [][]string{serving, healthy} {
@@ -160,6 +160,12 @@ func PublishedAddresses(lbs []infrav1.LoadBalancer, apiPort int) (addresses []st
 	}
 	slices.Sort(all)
 	return slices.Compact(all), len(all) > 0
+}
+
+// Serves says whether a load balancer answers API requests: healthy, with a control plane machine
+// ONLINE in the pool of the API server port (apiPort).
+func Serves(lb *infrav1.LoadBalancer, apiPort int) bool {
+	return lb.Healthy && memberOnline(lb, apiPort)
 }
 
 // memberOnline says whether a member of the pool of port is ONLINE.

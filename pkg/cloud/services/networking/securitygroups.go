@@ -130,6 +130,16 @@ func desiredRules(spec *infrav1.OpenStackClusterSpec, cpID, workerID string) (cp
 			workerRules = append(workerRules, all)
 		}
 	}
+	cpUser, workerUser, err := userRules(msg, cpID, workerID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(cpRules, cpUser...), append(workerRules, workerUser...), nil
+}
+
+// userRules are the rules of the spec's rule lists, per group: allNodesSecurityGroupRules in
+// both, then each group's own list.
+func userRules(msg *infrav1.ManagedSecurityGroups, cpID, workerID string) (cpRules, workerRules []desiredRule, err error) {
 	groupIDs := map[infrav1.ManagedSecurityGroupName]string{"controlplane": cpID, "worker": workerID}
 	user := func(list []infrav1.SecurityGroupRuleSpec, field string) ([]desiredRule, error) {
 		var out []desiredRule

@@ -17,7 +17,6 @@ limitations under the License.
 package networking
 
 import (
-	"fmt"
 	"net/netip"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -72,28 +71,9 @@ func upstreamRules(spec *infrav1.OpenStackClusterSpec, cpID, workerID string, su
 			rule("Kubelet API", "tcp", 10250, 10250, "", workerID),
 			rule("Kubelet API", "tcp", 10250, 10250, "", cpID))
 	}
-	groupIDs := map[infrav1.ManagedSecurityGroupName]string{"controlplane": cpID, "worker": workerID}
-	for _, set := range []struct {
-		list   []infrav1.SecurityGroupRuleSpec
-		field  string
-		cp, wk bool
-	}{
-		{msg.ControlPlaneNodesSecurityGroupRules, "controlPlaneNodesSecurityGroupRules", true, false},
-		{msg.WorkerNodesSecurityGroupRules, "workerNodesSecurityGroupRules", false, true},
-		{msg.AllNodesSecurityGroupRules, "allNodesSecurityGroupRules", true, true},
-	} {
-		for i, r := range set.list {
-			converted, err := convertRule(r, groupIDs, fmt.Sprintf("spec.managedSecurityGroups.%s[%d]", set.field, i))
-			if err != nil {
-				return nil, nil, err
-			}
-			if set.cp {
-				cpRules = append(cpRules, converted...)
-			}
-			if set.wk {
-				workerRules = append(workerRules, converted...)
-			}
-		}
+	cpUser, workerUser, err := userRules(msg, cpID, workerID)
+	if err != nil {
+		return nil, nil, err
 	}
-	return cpRules, workerRules, nil
+	return append(cpRules, cpUser...), append(workerRules, workerUser...), nil
 }
