@@ -122,6 +122,10 @@ func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{RequeueAfter: cacheRequeue}, err
 	}
 
+	owned := append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, clusterConditions...)
+	if wrote, err := r.writes.writeWithoutForeignConditions(ctx, r.Client, osc, owned); err != nil || wrote {
+		return ctrl.Result{RequeueAfter: cacheRequeue}, err
+	}
 	cluster, err := util.GetOwnerCluster(ctx, r.Client, osc.ObjectMeta)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("getting the owner Cluster: %w", err)
@@ -141,11 +145,9 @@ func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	dropForeignConditions(osc, append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, clusterConditions...))
 	defer func() {
 		setReadySummary(osc)
 		logWaits(log, osc, clusterConditions)
-		owned := append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, clusterConditions...)
 		if err := helper.Patch(ctx, osc, patch.WithOwnedConditions{Conditions: owned}); err != nil {
 			reterr = kerrors.NewAggregate([]error{reterr, err})
 		} else if controllerutil.ContainsFinalizer(osc, infrav1.ClusterFinalizer) {

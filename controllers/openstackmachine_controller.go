@@ -104,6 +104,11 @@ func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		log.V(1).Info("Waiting for the cache to show this controller's last write")
 		return ctrl.Result{RequeueAfter: cacheRequeue}, err
 	}
+	// Every condition type this controller writes on some machine: upstream's left no other.
+	ownedTypes := []string{infrav1.ReadyCondition, clusterv1.PausedCondition, infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition}
+	if wrote, err := r.writes.writeWithoutForeignConditions(ctx, r.Client, osm, ownedTypes); err != nil || wrote {
+		return ctrl.Result{RequeueAfter: cacheRequeue}, err
+	}
 	machine, err := util.GetOwnerMachine(ctx, r.Client, osm.ObjectMeta)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("getting the owner Machine: %w", err)
@@ -141,7 +146,6 @@ func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	dropForeignConditions(osm, []string{infrav1.ReadyCondition, clusterv1.PausedCondition, infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition})
 	defer func() {
 		setMachineReadySummary(m)
 		logWaits(log, osm, m.conditionTypes())

@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -175,17 +176,44 @@ func waitReason(reason string) bool {
 
 // dropForeignConditions removes the conditions of obj that are not of the types this controller
 // owns, or that lack a reason: what another controller left, such as upstream CAPO v0.14's
-// v1beta1 conditions (RouterReady, APIServerIngressReadyCondition, True conditions without a
-// reason) on a cluster taken over from it. Left in place, they would fail the CRD's validation
-// on every status write.
-func dropForeignConditions(obj conditions.Setter, owned []string) {
+// v1beta1 conditions (RouterReady, True conditions without a reason) on a cluster taken over from
+// it. It reports whether it removed any.
+func dropForeignConditions(obj conditions.Setter, owned []string) bool {
 	var kept []metav1.Condition
 	for _, c := range obj.GetConditions() {
 		if slices.Contains(owned, c.Type) && c.Reason != "" {
 			kept = append(kept, c)
 		}
 	}
-	if len(kept) != len(obj.GetConditions()) {
-		obj.SetConditions(kept)
+	if len(kept) == len(obj.GetConditions()) {
+		return false
 	}
+	obj.SetConditions(kept)
+	return true
+}
+
+// conditionsObject is an object of this provider with conditions in its status.
+type conditionsObject interface {
+	client.Object
+	conditions.Setter
+}
+
+// writeWithoutForeignConditions drops the foreign conditions of obj (dropForeignConditions) and,
+// when there were any, writes its status with the list that remains before anything else writes:
+// every other status write (Cluster API's paused condition included) merges its conditions into
+// the list the API server holds, and the API server refuses the whole write while that list has
+// a condition without a reason, as upstream's CRD allowed and this provider's does not. The
+// merge patch replaces the list as a whole. It reports whether it wrote; the caller then waits
+// for the cache to show the write.
+func (w *ownWrites) writeWithoutForeignConditions(ctx context.Context, c client.Client, obj conditionsObject, owned []string) (bool, error) {
+	before, ok := obj.DeepCopyObject().(client.Object)
+	if !ok || !dropForeignConditions(obj, owned) {
+		return false, nil
+	}
+	if err := c.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+		return false, fmt.Errorf("removing the conditions another controller left: %w", err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Removed the conditions another controller left", "kept", len(obj.GetConditions()))
+	w.wrote(obj)
+	return true, nil
 }

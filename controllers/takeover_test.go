@@ -66,6 +66,34 @@ func TestConditionsAnotherControllerLeftAreDropped(t *testing.T) {
 	g.Expect(osc.Status.Conditions[0].Type).To(Equal(infrav1.NetworkReadyCondition))
 }
 
+// Upstream's CRD stored conditions without a reason, which this provider's CRD refuses: any
+// status write that merges into that list fails (Cluster API's paused condition first), so the
+// first reconcile writes the list without them, alone, before anything else.
+func TestTheFirstReconcileWritesTheConditionsWithoutUpstreamsAlone(t *testing.T) {
+	g := NewWithT(t)
+	scheme, err := managerscheme.New()
+	g.Expect(err).NotTo(HaveOccurred())
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "uid-cluster"}}
+	osc := &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: "c", UID: "uid-cluster"}}}}
+	osc.Status.Conditions = []metav1.Condition{
+		{Type: infrav1.ReadyCondition, Status: metav1.ConditionTrue},
+		{Type: "RouterReady", Status: metav1.ConditionTrue},
+		{Type: infrav1.NetworkReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready"},
+	}
+	kube := fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(cluster, osc).WithStatusSubresource(osc).Build()
+	r := &OpenStackClusterReconciler{Client: kube}
+
+	res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(osc)})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(cacheRequeue), "back once the cache shows the write")
+	got := &infrav1.OpenStackCluster{}
+	g.Expect(kube.Get(ctx, client.ObjectKeyFromObject(osc), got)).To(Succeed())
+	g.Expect(got.Status.Conditions).To(HaveLen(1))
+	g.Expect(got.Status.Conditions[0].Type).To(Equal(infrav1.NetworkReadyCondition))
+	g.Expect(got.Finalizers).To(BeEmpty(), "nothing else written by that reconcile")
+}
+
 func TestAnExternallyManagedClusterIsLeftAlone(t *testing.T) {
 	g := NewWithT(t)
 	scheme, err := managerscheme.New()

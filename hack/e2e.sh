@@ -29,6 +29,14 @@ phase() {
   echo "=== e2e: ${name}: $((SECONDS - start))s"
 }
 
+# The peers built from the module proxy (upstream CAPO's manager for the takeover spec, ExternalDNS
+# for the plane), once per version into the cache: in the background while the OpenStack and the
+# DNS server start, which wait on apt and on services more than on the CPU.
+peers_log="$(mktemp)"
+peers_start=$SECONDS
+(hack/upstream-capo.sh && hack/external-dns.sh) >"$peers_log" 2>&1 &
+peers_pid=$!
+
 # 1: the local OpenStack is used; 2: and this run started it, so it stops it.
 local_openstack=0
 if [ -z "${CAPO_E2E_CLOUDS_YAML:-}" ]; then
@@ -46,6 +54,13 @@ if [ -s "$dns_dir/env" ] && kill -0 "$(cat "$dns_dir/named.pid" 2>/dev/null || e
   dns_started=0
 fi
 phase "DNS server" hack/dns/up.sh
+wait_peers() {
+  wait "$peers_pid" || { cat "$peers_log" >&2; return 1; }
+  echo "upstream CAPO ${UPSTREAM_CAPO_VERSION} and ExternalDNS ${EXTERNAL_DNS_VERSION} built or cached, $((SECONDS - peers_start))s after they started"
+}
+phase "peers (wait)" wait_peers
+CAPO_MGMT_UPSTREAM="$(hack/upstream-capo.sh)"
+export CAPO_MGMT_UPSTREAM
 hack/mgmt/down.sh
 phase "management plane" hack/mgmt/up.sh
 export KUBECONFIG="$mgmt_dir/kubeconfig"

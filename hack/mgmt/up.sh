@@ -16,6 +16,10 @@
 #
 # When the DNS server of hack/dns/up.sh runs ($CAPO_DNS_DIR/env exists), the plane also runs
 # ExternalDNS (hack/external-dns.sh), which publishes the provider's DNSEndpoints into it.
+#
+# With CAPO_MGMT_UPSTREAM set to upstream CAPO's directory (hack/upstream-capo.sh), the plane also
+# serves a control endpoint on 127.0.0.1 (its ready file's control= line) that runs upstream's
+# manager in place of this provider's and back: the end-to-end takeover spec uses it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/hack/lib.sh"
@@ -41,6 +45,10 @@ dns_args=()
 if [ -s "$dns_env" ]; then
   dns_args=(--external-dns "$("$root/hack/external-dns.sh")" --dns-env "$dns_env")
 fi
+upstream_args=()
+if [ -n "${CAPO_MGMT_UPSTREAM:-}" ]; then
+  upstream_args=(--upstream "$CAPO_MGMT_UPSTREAM")
+fi
 log "release, image and plane ready ($((SECONDS - start))s)"
 
 rm -f "$dir/ready"
@@ -48,7 +56,7 @@ KUBEBUILDER_ASSETS="$assets" CAPO_INSECURE_DIAGNOSTICS="${CAPO_INSECURE_DIAGNOST
   setsid nohup "$root/bin/mgmtplane" --dir "$dir" \
   --capi-source "$capi_source" --capi-manager "$capi_bin/cluster-api-manager" \
   --components "$root/out/infrastructure-components.yaml" --provider-image "$image" \
-  --provider-args "${CAPO_MANAGER_ARGS:-}" "${dns_args[@]}" \
+  --provider-args "${CAPO_MANAGER_ARGS:-}" "${dns_args[@]}" "${upstream_args[@]}" \
   >"$dir/logs/mgmtplane.log" 2>&1 </dev/null &
 echo $! >"$dir/mgmtplane.pid"
 

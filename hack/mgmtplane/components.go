@@ -25,6 +25,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -102,11 +103,13 @@ func readComponents(path string) (*components, error) {
 	return c, nil
 }
 
-// apply creates the install objects in order (the file's), and waits for the CRDs to be served.
+// apply creates the install objects in order (the file's), replacing those that exist (as
+// `kubectl apply` of a release over another provider's CRDs does), and waits for the CRDs to be
+// served.
 func (c *components) apply(ctx context.Context, cl client.Client) error {
 	for _, obj := range c.install {
-		if err := cl.Create(ctx, obj); err != nil {
-			return fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		if err := createOrReplace(ctx, cl, obj); err != nil {
+			return err
 		}
 	}
 	deadline := time.Now().Add(time.Minute)
@@ -127,6 +130,25 @@ func (c *components) apply(ctx context.Context, cl client.Client) error {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+	}
+	return nil
+}
+
+// createOrReplace creates a copy of obj, or replaces the object of that name with it.
+func createOrReplace(ctx context.Context, cl client.Client, obj *unstructured.Unstructured) error {
+	obj = obj.DeepCopy()
+	obj.SetResourceVersion("")
+	err := cl.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		existing := &unstructured.Unstructured{}
+		existing.SetGroupVersionKind(obj.GroupVersionKind())
+		if err = cl.Get(ctx, client.ObjectKeyFromObject(obj), existing); err == nil {
+			obj.SetResourceVersion(existing.GetResourceVersion())
+			err = cl.Update(ctx, obj)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
 	return nil
 }

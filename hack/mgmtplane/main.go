@@ -22,7 +22,8 @@ limitations under the License.
 // image with runc, with the Deployment's arguments, user and mounts, on the host's network. Both
 // managers serve their admission webhooks on 127.0.0.1. With --external-dns and --dns-env it also
 // runs ExternalDNS (its DNSEndpoint CRD installed), which publishes the DNSEndpoints the provider
-// writes into the DNS server hack/dns/up.sh started.
+// writes into the DNS server hack/dns/up.sh started. With --upstream it also serves a control
+// endpoint that runs upstream CAPO's manager in place of this provider's and back (upstream.go).
 //
 // It runs until SIGINT or SIGTERM, then stops the managers and the API server. hack/mgmt/up.sh
 // starts it in the background and hack/mgmt/down.sh stops it; everything it writes is under --dir:
@@ -32,7 +33,8 @@ limitations under the License.
 //	certs/                the webhook serving certificate and its CA
 //	provider/             the provider container's runc bundle (root file system, config.json)
 //	ready                 written once every process answers its readiness probe; says where
-//	                      the API server, the provider's metrics and the DNS server are
+//	                      the API server, the provider's metrics, the DNS server and the
+//	                      control endpoint are
 //
 // The provider's manager authenticates with a token of the components' ServiceAccount, bound
 // only to the components' roles, so a permission missing from them fails the end-to-end tests as
@@ -60,6 +62,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,6 +85,7 @@ type options struct {
 	providerArgs  string
 	externalDNS   string
 	dnsEnv        string
+	upstream      string
 }
 
 func main() {
@@ -94,6 +98,7 @@ func main() {
 	flag.StringVar(&o.providerArgs, "provider-args", "", "Extra flags for the provider's manager, space separated.")
 	flag.StringVar(&o.externalDNS, "external-dns", "", "ExternalDNS's directory (hack/external-dns.sh: the binary and its DNSEndpoint CRD); with --dns-env, ExternalDNS publishes DNSEndpoints.")
 	flag.StringVar(&o.dnsEnv, "dns-env", "", "The env file of the DNS server ExternalDNS updates (hack/dns/up.sh).")
+	flag.StringVar(&o.upstream, "upstream", "", "Upstream CAPO's directory (hack/upstream-capo.sh: its manager and CRDs); the plane then serves a control endpoint that runs upstream's manager in place of this provider's, and back.")
 	flag.Parse()
 	if (o.externalDNS == "") != (o.dnsEnv == "") {
 		fmt.Fprintln(os.Stderr, "mgmtplane: --external-dns and --dns-env go together")
@@ -170,7 +175,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	ports, err := freePorts(7)
+	ports, err := freePorts(11)
 	if err != nil {
 		return err
 	}
@@ -216,7 +221,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	exited := make(chan string, len(managers))
+	exited := make(chan exit, 8)
 	for _, m := range managers {
 		if err := m.start(logs, exited); err != nil {
 			return err
@@ -228,7 +233,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}()
 	for _, m := range managers {
-		if err := m.waitReady(ctx, 3*time.Minute, exited); err != nil {
+		if err := m.waitReady(ctx, 3*time.Minute); err != nil {
 			return err
 		}
 	}
@@ -236,19 +241,37 @@ func run(ctx context.Context, o options) error {
 	if slices.Contains(provider.args, "--insecure-diagnostics=true") || slices.Contains(comps.deployment.Spec.Template.Spec.Containers[0].Args, "--insecure-diagnostics=true") {
 		metrics = "http"
 	}
-	ready := fmt.Sprintf("server=%s\nkubeconfig=%s\nlogs=%s\nprovider_metrics=%s://127.0.0.1:%d/metrics\n%sstarted_in=%s\n", cfg.Host,
-		filepath.Join(o.dir, "kubeconfig"), logs, metrics, ports[5], dnsLine, time.Since(start).Round(time.Millisecond))
+	controlLine := ""
+	if o.upstream != "" {
+		sw, err := newSwitcher(o.upstream, c, comps, provider, providerWebhook, caPEM, logs, certs,
+			filepath.Join(o.dir, "kubeconfig"), upstreamPorts{webhook: ports[7], health: ports[8], diagnostics: ports[9]})
+		if err != nil {
+			return fmt.Errorf("upstream CAPO: %w", err)
+		}
+		defer sw.stop()
+		if err := sw.serve(ports[10], exited); err != nil {
+			return err
+		}
+		controlLine = fmt.Sprintf("control=http://127.0.0.1:%d\n", ports[10])
+	}
+	ready := fmt.Sprintf("server=%s\nkubeconfig=%s\nlogs=%s\nprovider_metrics=%s://127.0.0.1:%d/metrics\n%s%sstarted_in=%s\n", cfg.Host,
+		filepath.Join(o.dir, "kubeconfig"), logs, metrics, ports[5], dnsLine, controlLine, time.Since(start).Round(time.Millisecond))
 	if err := os.WriteFile(filepath.Join(o.dir, "ready"), []byte(ready), 0o644); err != nil {
 		return err
 	}
 	logf("management plane ready in %s", time.Since(start).Round(time.Millisecond))
 
-	select {
-	case <-ctx.Done():
-		logf("stopping")
-		return nil
-	case name := <-exited:
-		return fmt.Errorf("%s exited; see %s", name, filepath.Join(logs, name+".log"))
+	for {
+		select {
+		case <-ctx.Done():
+			logf("stopping")
+			return nil
+		case e := <-exited:
+			if e.wanted {
+				continue // stopped on purpose (the control endpoint's switch)
+			}
+			return fmt.Errorf("%s exited; see %s", e.name, filepath.Join(logs, e.name+".log"))
+		}
 	}
 }
 
@@ -259,6 +282,7 @@ func installWebhooks(ctx context.Context, c client.Client, objs []*unstructured.
 		if kind := obj.GetKind(); kind != "MutatingWebhookConfiguration" && kind != "ValidatingWebhookConfiguration" {
 			continue
 		}
+		obj = obj.DeepCopy()
 		obj.SetName(prefix + obj.GetName())
 		hooks, _, err := unstructured.NestedSlice(obj.Object, "webhooks")
 		if err != nil {
@@ -278,8 +302,8 @@ func installWebhooks(ctx context.Context, c client.Client, objs []*unstructured.
 		if err := unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"); err != nil {
 			return err
 		}
-		if err := c.Create(ctx, obj); err != nil {
-			return fmt.Errorf("creating %s: %w", obj.GetName(), err)
+		if err := createOrReplace(ctx, c, obj); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -388,10 +412,27 @@ type process struct {
 	cleanup func()
 	cmd     *exec.Cmd
 	done    chan struct{}
+	// stopping is set by stop: the exit is wanted.
+	stopping atomic.Bool
+	// runs counts the starts; the log is truncated at the first only.
+	runs int
 }
 
-func (p *process) start(logs string, exited chan<- string) error {
-	out, err := os.OpenFile(filepath.Join(logs, p.name+".log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+// exit is a process's end: wanted when stop ended it.
+type exit struct {
+	name   string
+	wanted bool
+}
+
+// start runs the process (again, once a previous run has exited); its exit is sent to exited.
+func (p *process) start(logs string, exited chan<- exit) error {
+	mode := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if p.runs == 0 {
+		mode |= os.O_TRUNC
+	}
+	p.runs++
+	p.stopping.Store(false)
+	out, err := os.OpenFile(filepath.Join(logs, p.name+".log"), mode, 0o644)
 	if err != nil {
 		return err
 	}
@@ -404,7 +445,8 @@ func (p *process) start(logs string, exited chan<- string) error {
 		_ = out.Close()
 		return fmt.Errorf("starting %s: %w", p.name, err)
 	}
-	p.done = make(chan struct{})
+	done := make(chan struct{})
+	p.done = done
 	logf("started %s (pid %d)", p.name, p.cmd.Process.Pid)
 	go func() {
 		err := p.cmd.Wait()
@@ -413,13 +455,14 @@ func (p *process) start(logs string, exited chan<- string) error {
 			p.cleanup()
 		}
 		logf("%s exited: %v", p.name, err)
-		close(p.done)
-		exited <- p.name
+		e := exit{name: p.name, wanted: p.stopping.Load()}
+		close(done)
+		exited <- e
 	}()
 	return nil
 }
 
-func (p *process) waitReady(ctx context.Context, timeout time.Duration, exited <-chan string) error {
+func (p *process) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	path := p.healthPath
 	if path == "" {
@@ -438,8 +481,8 @@ func (p *process) waitReady(ctx context.Context, timeout time.Duration, exited <
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case name := <-exited:
-			return fmt.Errorf("%s exited before it was ready; see logs/%s.log", name, name)
+		case <-p.done:
+			return fmt.Errorf("%s exited before it was ready; see logs/%s.log", p.name, p.name)
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -457,6 +500,7 @@ func (p *process) stop() {
 		return
 	default:
 	}
+	p.stopping.Store(true)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:

@@ -19,12 +19,14 @@ package webhooks
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -70,8 +72,15 @@ func validateClusterSpecUpdate(oldSpec, newSpec *infrav1.OpenStackClusterSpec, s
 	// Credentials may be rotated or moved to another Secret.
 	older.IdentityRef = newer.IdentityRef
 
-	// The endpoint may be set once; after that clients depend on it.
+	// The endpoint may be set once; after that clients depend on it. One change is allowed: from
+	// the load balancer's own address (what upstream CAPO writes there) to a DNS name.
+	var endpointWarnings admission.Warnings
 	if older.ControlPlaneEndpoint == nil || older.ControlPlaneEndpoint.Host == "" {
+		older.ControlPlaneEndpoint = newer.ControlPlaneEndpoint
+	} else if endpointAddressToName(older.ControlPlaneEndpoint, newer.ControlPlaneEndpoint, status) {
+		endpointWarnings = append(endpointWarnings, fmt.Sprintf("spec.controlPlaneEndpoint.host: %s becomes %s here only: the Cluster keeps %s, "+
+			"which stays the first zone's address; before clients use the name, point it at %s and add it to the API server certificate's SANs",
+			older.ControlPlaneEndpoint.Host, newer.ControlPlaneEndpoint.Host, older.ControlPlaneEndpoint.Host, older.ControlPlaneEndpoint.Host))
 		older.ControlPlaneEndpoint = newer.ControlPlaneEndpoint
 	}
 
@@ -124,7 +133,19 @@ func validateClusterSpecUpdate(oldSpec, newSpec *infrav1.OpenStackClusterSpec, s
 	}
 
 	errs = append(errs, forbidChanges(specPath, older, newer, immutableDetail)...)
-	return warnings, errs
+	return append(endpointWarnings, warnings...), errs
+}
+
+// endpointAddressToName says whether an endpoint change is the one allowed after it is set: the
+// host was the single load balancer's floating IP or VIP, as upstream CAPO sets it, and becomes a
+// DNS name, on the same port. Nothing in OpenStack changes; the name is what the records of one
+// load balancer per zone are published under (docs/switching-from-upstream.md).
+func endpointAddressToName(older, newer *clusterv1.APIEndpoint, status *infrav1.OpenStackClusterStatus) bool {
+	if newer == nil || newer.Port != older.Port || newer.Host == "" || net.ParseIP(newer.Host) != nil || net.ParseIP(older.Host) == nil {
+		return false
+	}
+	lb := status.APIServerLoadBalancer
+	return lb != nil && (older.Host == lb.IP || older.Host == lb.InternalIP)
 }
 
 // allowLoadBalancerChanges copies the load balancer fields that may change from newer into older,

@@ -123,6 +123,29 @@ func TestOpenStackClusterValidateUpdate(t *testing.T) {
 			wantMessage: immutableDetail,
 		},
 		{
+			name: "endpoint may go from the load balancer's floating IP, as upstream CAPO sets it, to a DNS name",
+			old: func() *infrav1.OpenStackCluster {
+				c := legacyCluster()
+				c.Spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: "203.0.113.7", Port: 6443}
+				c.Status.APIServerLoadBalancer = &infrav1.LoadBalancer{IP: "203.0.113.7", InternalIP: "10.6.0.9"}
+				return c
+			},
+			change:       func(c *infrav1.OpenStackCluster) { c.Spec.ControlPlaneEndpoint.Host = "api.example.com" },
+			wantWarnings: []string{"203.0.113.7 becomes api.example.com here only: the Cluster keeps 203.0.113.7"},
+		},
+		{
+			name: "endpoint may not go from an address that is not the load balancer's to a DNS name",
+			old: func() *infrav1.OpenStackCluster {
+				c := legacyCluster()
+				c.Spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: "203.0.113.8", Port: 6443}
+				c.Status.APIServerLoadBalancer = &infrav1.LoadBalancer{IP: "203.0.113.7", InternalIP: "10.6.0.9"}
+				return c
+			},
+			change:      func(c *infrav1.OpenStackCluster) { c.Spec.ControlPlaneEndpoint.Host = "api.example.com" },
+			wantFields:  []string{"spec.controlPlaneEndpoint.host"},
+			wantMessage: immutableDetail,
+		},
+		{
 			name: "fixed IP may be pinned once when floating IPs are disabled",
 			old: func() *infrav1.OpenStackCluster {
 				c := legacyCluster()

@@ -35,12 +35,11 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 // dnsServer is where the management plane's ExternalDNS publishes (hack/dns, hack/mgmtplane).
 func dnsServer() string {
-	server, err := localenv.PlaneValue(framework.EnvOr("CAPO_MGMT_DIR", "/var/tmp/capo-management-plane"), "dns_server")
+	server, err := localenv.PlaneValue(mgmtDir(), "dns_server")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(server).NotTo(BeEmpty(), "the management plane runs no ExternalDNS: hack/e2e.sh starts the DNS server before it")
 	return server

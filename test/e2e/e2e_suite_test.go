@@ -144,13 +144,16 @@ func clusterSpec(name string) infrav1.OpenStackClusterSpec {
 	}
 }
 
-// createCluster creates a Cluster and its OpenStackCluster (clusterSpec with lb), as a user
-// applying YAML would, after taking the project's inventory; the cleanup of the calling node
-// deletes the Cluster and checks that the project is back to that inventory, which it returns.
-func createCluster(ctx context.Context, name string, lb *infrav1.APIServerLoadBalancer) (client.ObjectKey, framework.Inventory) {
+// createCluster creates a Cluster and its OpenStackCluster (clusterSpec with lb, then edits), as
+// a user applying YAML would, after taking the project's inventory; the cleanup of the calling
+// node deletes the Cluster and checks that the project is back to that inventory, which it returns.
+func createCluster(ctx context.Context, name string, lb *infrav1.APIServerLoadBalancer, edits ...func(*infrav1.OpenStackClusterSpec)) (client.ObjectKey, framework.Inventory) {
 	baseline := takeInventory(ctx)
 	spec := clusterSpec(name)
 	spec.APIServerLoadBalancer = lb
+	for _, edit := range edits {
+		edit(&spec)
+	}
 	cluster := &clusterv1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: clusterv1.ClusterSpec{

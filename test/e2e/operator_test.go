@@ -37,7 +37,6 @@ import (
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 // What an operator sees of a converged cluster: kubectl get's columns, and the metrics the
@@ -76,7 +75,7 @@ func expectTableRow(ctx context.Context, g Gomega, key client.ObjectKey, want ma
 // exportedMetrics reads the families the provider's manager exports, from the address the
 // management plane wrote in its ready file.
 func exportedMetrics(ctx context.Context, g Gomega) map[string]bool {
-	url, err := localenv.PlaneValue(framework.EnvOr("CAPO_MGMT_DIR", "/var/tmp/capo-management-plane"), "provider_metrics")
+	url, err := localenv.PlaneValue(mgmtDir(), "provider_metrics")
 	g.Expect(err).NotTo(HaveOccurred(), "the management plane's ready file (make test-e2e sets CAPO_MGMT_DIR)")
 	g.Expect(url).To(HavePrefix("http://"), "the plane serves the provider's metrics over plain HTTP on 127.0.0.1")
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

@@ -1,0 +1,318 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
+)
+
+// The switch of docs/switching-from-upstream.md, in place, on the real OpenStack: upstream CAPO's
+// own manager (v0.14.7, built from the module proxy) creates a cluster with a single load
+// balancer and a control plane machine; the management plane then stops it and runs this
+// provider instead, with every object and its status left as upstream wrote them.
+var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered, func() {
+	const additionalPort = 9345
+	var (
+		name    = "upstream-" + runID
+		key     client.ObjectKey
+		machine string
+		// fip is the floating IP upstream allocated for its load balancer, which it also made the
+		// endpoint's host.
+		fip string
+		// before is the cluster as upstream left it, in OpenStack.
+		before cloudState
+		legacy infrav1.LoadBalancer
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		if control, _ := localenv.PlaneValue(mgmtDir(), "control"); control == "" {
+			Skip("the management plane runs without upstream CAPO (hack/e2e.sh sets CAPO_MGMT_UPSTREAM)")
+		}
+		switchProvider(ctx, "upstream")
+		DeferCleanup(func(ctx SpecContext) { switchProvider(ctx, "ours") }, NodeTimeout(4*time.Minute))
+		// Upstream's usual YAML: no endpoint (upstream sets it to the load balancer's floating IP,
+		// and would overwrite a name), no floating IP given.
+		key, _ = createCluster(ctx, name, &infrav1.APIServerLoadBalancer{
+			Enabled:         ptr.To(true),
+			AdditionalPorts: []int{additionalPort},
+			Network:         &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
+			Subnets:         []infrav1.SubnetParam{lbNetwork.Mapping[0].Subnet},
+		}, func(spec *infrav1.OpenStackClusterSpec) { spec.ControlPlaneEndpoint = nil })
+	}, NodeTimeout(5*time.Minute))
+
+	It("is created by upstream CAPO: a load balancer with two ports and a control plane machine behind it", func(ctx SpecContext) {
+		start := time.Now()
+		Eventually(func(g Gomega) {
+			osc := getCluster(ctx, g, key)
+			g.Expect(osc.Status.Initialization).NotTo(BeNil())
+			g.Expect(osc.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+			g.Expect(osc.Status.APIServerLoadBalancer).NotTo(BeNil())
+			fip = osc.Status.APIServerLoadBalancer.IP
+			g.Expect(fip).NotTo(BeEmpty())
+			g.Expect(osc.Spec.ControlPlaneEndpoint).To(HaveValue(HaveField("Host", fip)), "upstream makes the floating IP the endpoint")
+		}).WithTimeout(4 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		GinkgoWriter.Printf("upstream: cluster provisioned in %s\n", time.Since(start).Round(100*time.Millisecond))
+		machine = createControlPlaneMachine(ctx, name, cfg.zones[0])
+		Eventually(func(g Gomega) {
+			osm := &infrav1.OpenStackMachine{}
+			g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machine}, osm)).To(Succeed())
+			g.Expect(osm.Status.Initialization).NotTo(BeNil())
+			g.Expect(osm.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+			g.Expect(osm.Status.InstanceID).NotTo(BeNil())
+			g.Expect(internalIP(osm)).NotTo(BeEmpty())
+			o := observe(ctx, g, getCluster(ctx, g, key).Status.APIServerLoadBalancer.ID)
+			g.Expect(memberAddresses(o)).To(Equal([]string{internalIP(osm)}), "upstream's members (one per pool, named <pool>-<machine>) for the machine")
+		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("upstream: cluster and control plane machine ready in %s\n", time.Since(start).Round(100*time.Millisecond))
+		legacy = *getCluster(ctx, Default, key).Status.APIServerLoadBalancer
+		before = takeCloudState(ctx, Default, name, legacy.ID)
+		Expect(before.loadBalancer.listeners).To(HaveLen(2), "a listener per port")
+	}, NodeTimeout(9*time.Minute))
+
+	It("passes the pre-flight check while upstream runs", func(ctx SpecContext) {
+		cmd := exec.CommandContext(ctx, "go", "run", "./cmd/preflight", "--kubeconfig", os.Getenv("KUBECONFIG"))
+		cmd.Dir = envtestutil.RepoRoot()
+		out, err := cmd.CombinedOutput()
+		GinkgoWriter.Printf("pre-flight check:\n%s", out)
+		Expect(err).NotTo(HaveOccurred(), "the pre-flight check finds nothing this cluster would lose")
+		Expect(string(out)).To(ContainSubstring("OpenStackServer " + namespace + "/" + machine))
+	}, NodeTimeout(3*time.Minute))
+
+	It("is taken over by this provider with no OpenStack resource created or deleted", func(ctx SpecContext) {
+		start := time.Now()
+		switchProvider(ctx, "ours")
+		switched := time.Since(start)
+		Eventually(func(g Gomega) {
+			osc := getCluster(ctx, g, key)
+			g.Expect(ourCondition(osc.Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
+			g.Expect(ourCondition(osc.Status.Conditions, infrav1.APIServerLoadBalancersReadyCondition)).To(Succeed())
+			osm := &infrav1.OpenStackMachine{}
+			g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machine}, osm)).To(Succeed())
+			g.Expect(ourCondition(osm.Status.Conditions, infrav1.InstanceReadyCondition)).To(Succeed())
+			g.Expect(ourCondition(osm.Status.Conditions, infrav1.APIServerIngressReadyCondition)).To(Succeed())
+		}).WithTimeout(3 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+		tookOver := time.Since(start)
+		calls := apiCalls(ctx)
+		var total float64
+		var changes []string
+		for _, op := range slices.Sorted(maps.Keys(calls)) {
+			total += calls[op]
+			if !strings.HasPrefix(op, "Get") && !strings.HasPrefix(op, "List") {
+				changes = append(changes, fmt.Sprintf("%s x%g", op, calls[op]))
+			}
+		}
+		GinkgoWriter.Printf("taken over: manager switched in %s, cluster and machine ready under this provider %s after the switch began; %g OpenStack calls, changes: %v\n",
+			switched.Round(100*time.Millisecond), tookOver.Round(100*time.Millisecond), total, changes)
+		for _, op := range changes {
+			Expect(op).NotTo(Or(HavePrefix("Create"), HavePrefix("Delete"), HavePrefix("Add"), HavePrefix("Remove")),
+				"the takeover creates and deletes nothing in OpenStack")
+		}
+		after := takeCloudState(ctx, Default, name, legacy.ID)
+		Expect(after.inventory.Since(before.inventory)).To(BeEmpty(), "resources the takeover created")
+		Expect(before.inventory.Since(after.inventory)).To(BeEmpty(), "resources the takeover deleted")
+		Expect(after.loadBalancer.listeners).To(Equal(before.loadBalancer.listeners), "listeners, pools and monitors")
+		Expect(after.loadBalancer.members).To(Equal(before.loadBalancer.members), "members")
+		Expect(after.rules).To(Equal(before.rules), "security group rules")
+		osc := getCluster(ctx, Default, key)
+		Expect(osc.Status.APIServerLoadBalancer.ID).To(Equal(legacy.ID))
+		Expect(osc.Status.APIServerLoadBalancer.IP).To(Equal(fip))
+		Expect(osc.Status.APIServerLoadBalancer.InternalIP).To(Equal(legacy.InternalIP))
+
+		By("removing upstream's OpenStackServer objects (step 6): nothing in OpenStack changes")
+		removeUpstreamServers(ctx)
+		Consistently(func(g Gomega) {
+			now, err := framework.TakeInventory(ctx, openstack)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(now.Since(before.inventory)).To(BeEmpty())
+			g.Expect(before.inventory.Since(now)).To(BeEmpty())
+		}).WithTimeout(10 * time.Second).WithPolling(2 * time.Second).Should(Succeed())
+	}, NodeTimeout(5*time.Minute))
+
+	It("then moves in place to one load balancer per zone, keeping its VIP and floating IP", func(ctx SpecContext) {
+		start := time.Now()
+		// The endpoint upstream set to the floating IP becomes the DNS name the zones are published
+		// under, in the same update (docs/switching-from-upstream.md).
+		updateCluster(ctx, key, func(spec *infrav1.OpenStackClusterSpec) {
+			spec.ControlPlaneEndpoint.Host = "api." + name + ".e2e.example.com"
+			spec.APIServerLoadBalancer.Subnets = nil
+			spec.APIServerLoadBalancer.AvailabilityZoneSubnets = lbNetwork.Mapping
+		})
+		Eventually(func(g Gomega) {
+			osc := getCluster(ctx, g, key)
+			g.Expect(conditionTrue(osc.Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
+			g.Expect(osc.Status.APIServerLoadBalancers).To(HaveLen(2))
+			first, second := osc.Status.APIServerLoadBalancers[0], osc.Status.APIServerLoadBalancers[1]
+			g.Expect(first.ID).To(Equal(legacy.ID), "upstream's load balancer serves the first zone")
+			g.Expect(first.InternalIP).To(Equal(legacy.InternalIP))
+			g.Expect(first.IP).To(Equal(fip))
+			expectLoadBalancer(ctx, g, first, loadBalancerName(name, cfg.zones[0]), subnetOf(cfg.zones[0]), "", []int{6443, additionalPort})
+			expectLoadBalancer(ctx, g, second, loadBalancerName(name, cfg.zones[1]), subnetOf(cfg.zones[1]), cfg.zones[1], []int{6443, additionalPort})
+			g.Expect(memberAddresses(observe(ctx, g, first.ID))).To(Equal(memberAddresses(before.loadBalancer)), "the machine stays behind its zone's load balancer")
+		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("taken-over cluster migrated to two zones in %s\n", time.Since(start).Round(100*time.Millisecond))
+	}, NodeTimeout(6*time.Minute))
+})
+
+// memberAddresses are the addresses of a load balancer's members over every pool, sorted.
+func memberAddresses(o observedLB) []string {
+	var out []string
+	for _, addrs := range o.members {
+		for _, a := range addrs {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// mgmtDir is the management plane's directory.
+func mgmtDir() string {
+	return framework.EnvOr("CAPO_MGMT_DIR", "/var/tmp/capo-management-plane")
+}
+
+// switchProvider asks the management plane to run upstream CAPO's manager ("upstream") or this
+// provider's ("ours"), and returns once it is ready.
+func switchProvider(ctx context.Context, to string) {
+	control, err := localenv.PlaneValue(mgmtDir(), "control")
+	Expect(err).NotTo(HaveOccurred())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, control+"/provider/"+to, nil)
+	Expect(err).NotTo(HaveOccurred())
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	Expect(resp.StatusCode).To(Equal(http.StatusOK), "switching the plane to %s: %s", to, body)
+	GinkgoWriter.Printf("management plane: %s", body)
+}
+
+// ourCondition checks that condition t is True as this provider writes it: with a reason
+// (upstream's True conditions have none), so that the provider has reconciled the object.
+func ourCondition(conditions []metav1.Condition, t string) error {
+	if err := conditionTrue(conditions, t); err != nil {
+		return err
+	}
+	for _, c := range conditions {
+		if c.Type == t && c.Reason == "" {
+			return fmt.Errorf("%s is upstream's (no reason)", t)
+		}
+	}
+	return nil
+}
+
+// cloudState is what a cluster has in OpenStack, by ID: the project's inventory, the load
+// balancer's listeners, pools, monitors and members, and the rules of the cluster's groups.
+type cloudState struct {
+	inventory    framework.Inventory
+	loadBalancer observedLB
+	rules        []string
+}
+
+func takeCloudState(ctx context.Context, g Gomega, cluster, lbID string) cloudState {
+	inv, err := framework.TakeInventory(ctx, openstack)
+	g.Expect(err).NotTo(HaveOccurred())
+	sgs, err := openstack.Network.ListSecGroups(ctx, groups.ListOpts{})
+	g.Expect(err).NotTo(HaveOccurred())
+	var rules []string
+	for _, sg := range sgs {
+		if !strings.Contains(sg.Name, "-"+namespace+"-"+cluster+"-") {
+			continue
+		}
+		for _, r := range sg.Rules {
+			rules = append(rules, sg.Name+" "+r.ID)
+		}
+	}
+	g.Expect(rules).NotTo(BeEmpty(), "the cluster's security groups have rules")
+	slices.Sort(rules)
+	o := observe(ctx, g, lbID)
+	o.lb, o.floatingIP = nil, nil
+	return cloudState{inventory: inv, loadBalancer: o, rules: rules}
+}
+
+// apiCalls reads this provider's OpenStack API call counters, by operation (every status class).
+func apiCalls(ctx context.Context) map[string]float64 {
+	url, err := localenv.PlaneValue(mgmtDir(), "provider_metrics")
+	Expect(err).NotTo(HaveOccurred())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	Expect(err).NotTo(HaveOccurred())
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	calls := map[string]float64{}
+	scanner := bufio.NewScanner(resp.Body)
+	scanner.Buffer(make([]byte, 1<<20), 1<<20)
+	for scanner.Scan() {
+		line, ok := strings.CutPrefix(scanner.Text(), "capo_openstack_api_requests_total{")
+		if !ok {
+			continue
+		}
+		labels, value, _ := strings.Cut(line, "} ")
+		_, op, _ := strings.Cut(labels, `operation="`)
+		op, _, _ = strings.Cut(op, `"`)
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		Expect(err).NotTo(HaveOccurred())
+		calls[op] += v
+	}
+	Expect(scanner.Err()).NotTo(HaveOccurred())
+	return calls
+}
+
+// removeUpstreamServers removes the finalizer of upstream's OpenStackServer objects in the
+// namespace and deletes them, as docs/switching-from-upstream.md has the operator do.
+func removeUpstreamServers(ctx context.Context) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(schema.GroupVersionKind{Group: infrav1.GroupVersion.Group, Version: "v1alpha1", Kind: "OpenStackServerList"})
+	Expect(kube.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
+	Expect(list.Items).NotTo(BeEmpty(), "upstream keeps an OpenStackServer per machine")
+	for i := range list.Items {
+		s := &list.Items[i]
+		patch := client.MergeFrom(s.DeepCopy())
+		s.SetFinalizers(nil)
+		Expect(kube.Patch(ctx, s, patch)).To(Succeed())
+		Expect(client.IgnoreNotFound(kube.Delete(ctx, s))).To(Succeed())
+	}
+	Eventually(func(g Gomega) {
+		g.Expect(kube.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
+		g.Expect(list.Items).To(BeEmpty())
+	}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed())
+}
