@@ -75,6 +75,18 @@ func expectTableRow(ctx context.Context, g Gomega, key client.ObjectKey, want ma
 // exportedMetrics reads the families the provider's manager exports, from the address the
 // management plane wrote in its ready file.
 func exportedMetrics(ctx context.Context, g Gomega) map[string]bool {
+	families := map[string]bool{}
+	for _, line := range providerMetrics(ctx, g) {
+		if name, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			families[strings.Fields(name)[0]] = true
+		}
+	}
+	return families
+}
+
+// providerMetrics are the lines of the provider's /metrics, which the management plane serves
+// over plain HTTP on 127.0.0.1.
+func providerMetrics(ctx context.Context, g Gomega) []string {
 	url, err := localenv.PlaneValue(mgmtDir(), "provider_metrics")
 	g.Expect(err).NotTo(HaveOccurred(), "the management plane's ready file (make test-e2e sets CAPO_MGMT_DIR)")
 	g.Expect(url).To(HavePrefix("http://"), "the plane serves the provider's metrics over plain HTTP on 127.0.0.1")
@@ -84,16 +96,14 @@ func exportedMetrics(ctx context.Context, g Gomega) map[string]bool {
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = resp.Body.Close() }()
 	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
-	families := map[string]bool{}
+	var lines []string
 	scanner := bufio.NewScanner(resp.Body)
 	scanner.Buffer(make([]byte, 1<<20), 1<<20)
 	for scanner.Scan() {
-		if name, ok := strings.CutPrefix(scanner.Text(), "# TYPE "); ok {
-			families[strings.Fields(name)[0]] = true
-		}
+		lines = append(lines, scanner.Text())
 	}
 	g.Expect(scanner.Err()).NotTo(HaveOccurred())
-	return families
+	return lines
 }
 
 // dashboardPath is the Grafana dashboard of docs/.

@@ -1,3 +1,5 @@
+//go:build e2e
+
 /*
 Copyright 2026 The capo-multiaz Authors.
 
@@ -17,7 +19,6 @@ limitations under the License.
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -271,18 +272,9 @@ func takeCloudState(ctx context.Context, g Gomega, cluster, lbID string) cloudSt
 
 // apiCalls reads this provider's OpenStack API call counters, by operation (every status class).
 func apiCalls(ctx context.Context) map[string]float64 {
-	url, err := localenv.PlaneValue(mgmtDir(), "provider_metrics")
-	Expect(err).NotTo(HaveOccurred())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	Expect(err).NotTo(HaveOccurred())
-	resp, err := http.DefaultClient.Do(req)
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
 	calls := map[string]float64{}
-	scanner := bufio.NewScanner(resp.Body)
-	scanner.Buffer(make([]byte, 1<<20), 1<<20)
-	for scanner.Scan() {
-		line, ok := strings.CutPrefix(scanner.Text(), "capo_openstack_api_requests_total{")
+	for _, line := range providerMetrics(ctx, Default) {
+		line, ok := strings.CutPrefix(line, "capo_openstack_api_requests_total{")
 		if !ok {
 			continue
 		}
@@ -293,7 +285,6 @@ func apiCalls(ctx context.Context) map[string]float64 {
 		Expect(err).NotTo(HaveOccurred())
 		calls[op] += v
 	}
-	Expect(scanner.Err()).NotTo(HaveOccurred())
 	return calls
 }
 
