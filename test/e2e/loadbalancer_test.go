@@ -19,6 +19,7 @@ limitations under the License.
 package e2e
 
 import (
+	"context"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -66,18 +67,9 @@ var _ = Describe("A cluster with a single load balancer", Ordered, func() {
 			spec.APIServerLoadBalancer.AvailabilityZoneSubnets = lbNetwork.Mapping
 		})
 		Eventually(func(g Gomega) {
-			osc := getCluster(ctx, g, key)
-			g.Expect(conditionTrue(osc.Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
-			g.Expect(osc.Status.APIServerLoadBalancers).To(HaveLen(2))
-			first, second := osc.Status.APIServerLoadBalancers[0], osc.Status.APIServerLoadBalancers[1]
+			osc := expectMigrated(ctx, g, key, name, legacy, []int{6443, additionalPort})
+			first := osc.Status.APIServerLoadBalancers[0]
 			g.Expect(first.AvailabilityZone).To(Equal(cfg.zones[0]))
-			g.Expect(first.ID).To(Equal(legacy.ID), "the existing load balancer serves the first zone")
-			g.Expect(first.InternalIP).To(Equal(legacy.InternalIP))
-			g.Expect(first.IP).To(Equal(legacy.IP))
-			// Octavia cannot move an existing load balancer to an availability zone: the renamed one
-			// keeps none, the new one is created in its zone.
-			expectLoadBalancer(ctx, g, first, loadBalancerName(name, cfg.zones[0]), subnetOf(cfg.zones[0]), "", []int{6443, additionalPort})
-			expectLoadBalancer(ctx, g, second, loadBalancerName(name, cfg.zones[1]), subnetOf(cfg.zones[1]), cfg.zones[1], []int{6443, additionalPort})
 			g.Expect(*osc.Status.APIServerLoadBalancer).To(Equal(first), "the legacy field mirrors the first zone's entry")
 		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		GinkgoWriter.Printf("migrated to two zones in %s\n", time.Since(start).Round(100*time.Millisecond))
@@ -109,3 +101,22 @@ var _ = Describe("A cluster with a single load balancer", Ordered, func() {
 		expectLoadBalancer(ctx, Default, kept, loadBalancerName(name, cfg.zones[0]), subnetOf(cfg.zones[0]), "", []int{6443, additionalPort})
 	}, NodeTimeout(4*time.Minute))
 })
+
+// expectMigrated checks, in the status and in Octavia, a cluster (name) that moved in place from
+// its single load balancer legacy to one per zone: legacy serves the first zone under that zone's
+// name, with its VIP and floating IP, and the second zone's load balancer is new, in its zone.
+// It returns the cluster.
+func expectMigrated(ctx context.Context, g Gomega, key client.ObjectKey, name string, legacy infrav1.LoadBalancer, ports []int) *infrav1.OpenStackCluster {
+	osc := getCluster(ctx, g, key)
+	g.Expect(conditionTrue(osc.Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
+	g.Expect(osc.Status.APIServerLoadBalancers).To(HaveLen(2))
+	first, second := osc.Status.APIServerLoadBalancers[0], osc.Status.APIServerLoadBalancers[1]
+	g.Expect(first.ID).To(Equal(legacy.ID), "the existing load balancer serves the first zone")
+	g.Expect(first.InternalIP).To(Equal(legacy.InternalIP))
+	g.Expect(first.IP).To(Equal(legacy.IP))
+	// Octavia cannot move an existing load balancer to an availability zone: the renamed one
+	// keeps none, the new one is created in its zone.
+	expectLoadBalancer(ctx, g, first, loadBalancerName(name, cfg.zones[0]), subnetOf(cfg.zones[0]), "", ports)
+	expectLoadBalancer(ctx, g, second, loadBalancerName(name, cfg.zones[1]), subnetOf(cfg.zones[1]), cfg.zones[1], ports)
+	return osc
+}
