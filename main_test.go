@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
@@ -161,7 +163,7 @@ func TestManagerStartsAndServesWebhooks(t *testing.T) {
 	exported := map[string]bool{}
 	descs := make(chan *prometheus.Desc, 16)
 	go func() {
-		for _, c := range append(clients.Collectors(), loadbalancer.Collectors()...) {
+		for _, c := range slices.Concat(clients.Collectors(), loadbalancer.Collectors(), controllers.Collectors()) {
 			c.Describe(descs)
 		}
 		close(descs)

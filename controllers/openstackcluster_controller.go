@@ -104,7 +104,7 @@ func (r *OpenStackClusterReconciler) SetupWithManager(ctx context.Context, mgr c
 }
 
 // Reconcile brings one OpenStackCluster's cloud resources to what its spec asks for.
-func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	log := ctrl.LoggerFrom(ctx)
 	osc := &infrav1.OpenStackCluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, osc); err != nil {
@@ -148,6 +148,7 @@ func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	defer func() {
 		setReadySummary(osc)
 		logWaits(log, osc, clusterConditions)
+		recordWait("openstackcluster", osc, clusterConditions, res)
 		if err := helper.Patch(ctx, osc, patch.WithOwnedConditions{Conditions: owned}); err != nil {
 			reterr = kerrors.NewAggregate([]error{reterr, err})
 		} else if controllerutil.ContainsFinalizer(osc, infrav1.ClusterFinalizer) {
@@ -183,30 +184,35 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, c *clu
 		errs    []error
 		lbReady int
 	)
-	// The load balancers come right after the network and its subnets, so that Octavia works on
-	// them (5-8 s) while the router, the security groups and the failure domains are reconciled.
-	// The router comes first only when allowedCIDRs must include its address and it is not known
-	// yet, so that the listeners are not created with a list that changes a moment later.
-	network := func() phaseResult { return r.reconcileNetwork(ctx, c) }
-	router := func() phaseResult { return r.reconcileRouter(ctx, c) }
-	lbs := func() phaseResult { return r.reconcileLoadBalancers(ctx, c, &lbReady) }
-	phases := []func() phaseResult{network, lbs, router}
-	if osc.Status.Router == nil && osc.Spec.APIServerLoadBalancerEnabled() && len(osc.Spec.APIServerLoadBalancer.AllowedCIDRs) > 0 {
-		phases = []func() phaseResult{network, router, lbs}
+	// The network and its subnets come first: the load balancers (their VIP subnet), the router
+	// and the security groups need them. Then the load balancers, the router, the security groups
+	// and the failure domains are reconciled at once, each on its own copy of the object (see
+	// concurrently), so that Octavia starts on a new load balancer without waiting for Neutron's
+	// router and security groups, and a reconcile takes as long as its slowest phase. The router
+	// comes before the load balancers only when allowedCIDRs must include its address and it is
+	// not known yet, so that the listeners are not created with a list that changes a moment later.
+	routerFirst := osc.Status.Router == nil && osc.Spec.APIServerLoadBalancerEnabled() && len(osc.Spec.APIServerLoadBalancer.AllowedCIDRs) > 0
+	stages := [][]ownedPhase{{alone(func(c *clusterScope) phaseResult { return r.reconcileNetwork(ctx, c) })}}
+	together := []ownedPhase{r.loadBalancersPhase(ctx, &lbReady), r.securityGroupsPhase(ctx), r.failureDomainsPhase(ctx)}
+	if routerFirst {
+		stages = append(stages, []ownedPhase{r.routerPhase(ctx)})
+	} else {
+		together = append(together, r.routerPhase(ctx))
 	}
-	phases = append(phases,
-		func() phaseResult { return r.reconcileSecurityGroups(ctx, c) },
-		func() phaseResult { return r.reconcileFailureDomains(ctx, c) },
-		func() phaseResult { return r.reconcileEndpoint(ctx, c, lbReady) },
-		func() phaseResult { return r.reconcileDNS(ctx, c) },
+	stages = append(stages, together,
+		[]ownedPhase{alone(func(c *clusterScope) phaseResult { return r.reconcileEndpoint(ctx, c, lbReady) })},
+		[]ownedPhase{alone(func(c *clusterScope) phaseResult { return r.reconcileDNS(ctx, c) })},
 	)
-	for _, phase := range phases {
-		pr := phase()
-		result = lowestRequeue(result, pr.result)
-		if pr.err != nil {
-			errs = append(errs, pr.err)
+	for _, stage := range stages {
+		stop := false
+		for _, pr := range c.concurrently(stage) {
+			result = lowestRequeue(result, pr.result)
+			if pr.err != nil {
+				errs = append(errs, pr.err)
+			}
+			stop = stop || pr.stop
 		}
-		if pr.stop {
+		if stop {
 			return result, kerrors.NewAggregate(errs)
 		}
 	}

@@ -94,7 +94,7 @@ func (r *OpenStackMachineReconciler) SetupWithManager(ctx context.Context, mgr c
 
 // Reconcile brings one OpenStackMachine's server, ports and load balancer membership to what
 // its spec and its cluster ask for.
-func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	log := ctrl.LoggerFrom(ctx)
 	osm := &infrav1.OpenStackMachine{}
 	if err := r.Client.Get(ctx, req.NamespacedName, osm); err != nil {
@@ -149,6 +149,7 @@ func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	defer func() {
 		setMachineReadySummary(m)
 		logWaits(log, osm, m.conditionTypes())
+		recordWait("openstackmachine", osm, m.conditionTypes(), res)
 		owned := append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, m.conditionTypes()...)
 		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: owned}); err != nil {
 			reterr = kerrors.NewAggregate([]error{reterr, err})

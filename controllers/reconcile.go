@@ -46,8 +46,9 @@ const (
 	// waitRequeue is how soon the controller looks again while it waits for OpenStack.
 	waitRequeue = 5 * time.Second
 	// deleteRequeue is how soon a deletion looks again at load balancers Octavia is deleting
-	// (a cascade delete takes 2-3 s).
-	deleteRequeue = time.Second
+	// (a cascade delete takes 2-6 s): the network waits for them, so each look saved is time
+	// saved.
+	deleteRequeue = 500 * time.Millisecond
 	// buildRequeue is how soon a server Nova is building, or deleting, is looked at again.
 	buildRequeue = 2 * time.Second
 	// memberRequeue is how soon membership is looked at again while Octavia applies a change to

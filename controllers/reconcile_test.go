@@ -19,9 +19,12 @@ package controllers
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -71,4 +74,24 @@ func TestOwnWritesTellsAStaleCacheFromANewerWrite(t *testing.T) {
 	behind, _ = w.behind(ctx, live, at("15"))
 	g.Expect(behind).To(BeFalse())
 	g.Expect(live.calls).To(Equal(2))
+}
+
+func TestRecordWait(t *testing.T) {
+	g := NewWithT(t)
+	waited := func(reason string) float64 { return testutil.ToFloat64(requeueWait.WithLabelValues("test", reason)) }
+	osc := &infrav1.OpenStackCluster{}
+	types := []string{infrav1.NetworkReadyCondition, infrav1.APIServerLoadBalancersReadyCondition}
+	setCondition(osc, infrav1.NetworkReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+	setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason, "PENDING_CREATE")
+
+	recordWait("test", osc, types, ctrl.Result{RequeueAfter: 250 * time.Millisecond})
+	recordWait("test", osc, types, ctrl.Result{RequeueAfter: 500 * time.Millisecond})
+	g.Expect(waited(infrav1.WaitingForLoadBalancerReason)).To(Equal(0.75), "the first condition that is not True says what is waited for")
+
+	recordWait("test", osc, types, ctrl.Result{})
+	g.Expect(waited(infrav1.WaitingForLoadBalancerReason)).To(Equal(0.75), "no requeue, no wait")
+
+	setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+	recordWait("test", osc, types, ctrl.Result{RequeueAfter: time.Minute})
+	g.Expect(waited(infrav1.ReadyReason)).To(Equal(60.0), "a ready object's periodic look")
 }

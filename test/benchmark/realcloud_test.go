@@ -51,6 +51,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
@@ -117,7 +118,7 @@ func BenchmarkRealCloudOctaviaAlone(b *testing.B) {
 	scheme, err := managerscheme.New()
 	must(b, err)
 	ctx := context.Background()
-	_, _, cl := benchIdentity(ctx, b, scheme, "bench", cloudsYAML, cloudName)
+	_, _, cl := benchIdentity(ctx, b, scheme, cloudsYAML, cloudName)
 	netw, err := cl.Network.CreateNetwork(ctx, networks.CreateOpts{Name: "bench-octavia-alone"})
 	must(b, err)
 	defer func() { _ = cl.Network.DeleteNetwork(ctx, netw.ID) }()
@@ -220,6 +221,10 @@ const (
 	migrate
 )
 
+// realMemory is what the controller learns about the cloud, shared by the runs as one manager
+// would share it between clusters: the first load balancer tells how this Octavia creates them.
+var realMemory = loadbalancer.NewMemory()
+
 type realRun struct {
 	ready, provisioned, inReconcile, deletion, migration time.Duration
 	steadyCalls                                          int
@@ -229,9 +234,9 @@ func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string
 	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
 	scheme, err := managerscheme.New()
 	must(b, err)
-	ns := "bench"
+	ns := benchNamespace
 	name := fmt.Sprintf("b%d", time.Now().UnixNano()%1_000_000)
-	secret, ref, cl := benchIdentity(ctx, b, scheme, ns, cloudsYAML, cloudName)
+	secret, ref, cl := benchIdentity(ctx, b, scheme, cloudsYAML, cloudName)
 
 	spec := infrav1.OpenStackClusterSpec{
 		IdentityRef:           ref,
@@ -263,7 +268,7 @@ func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: name, UID: "cluster-uid"}}}, Spec: spec}
 	kube := fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(cluster, osc, secret.DeepCopy()).WithStatusSubresource(osc).Build()
 	r := &controllers.OpenStackClusterReconciler{Client: kube, Recorder: &events.FakeRecorder{},
-		ScopeFactory: &scope.SecretFactory{Reader: kube, Log: logr.Discard()}}
+		ScopeFactory: &scope.SecretFactory{Reader: kube, Log: logr.Discard()}, LoadBalancerMemory: realMemory}
 	key := client.ObjectKeyFromObject(osc)
 
 	var out realRun
@@ -285,7 +290,7 @@ func driveReal(b *testing.B, cloudsYAML []byte, cloudName string, zones []string
 		out.inReconcile += p.took
 		reconciles++
 		if verbose {
-			b.Logf("reconcile %d at %s: %s, requeue %s, err %v; calls: %s", reconciles, start.Sub(begin).Round(time.Millisecond),
+			fmt.Fprintf(os.Stderr, "reconcile %d at %s: %s, requeue %s, err %v; calls: %s\n", reconciles, start.Sub(begin).Round(time.Millisecond),
 				p.took.Round(time.Millisecond), p.res.RequeueAfter, p.err, opDiff(ops, opTimes(b)))
 		}
 		if p.err != nil {

@@ -49,9 +49,13 @@ func realCloud(b *testing.B) (cloudsYAML []byte, cloudName string, zones []strin
 	return cloudsYAML, cloudName, zones
 }
 
-// benchIdentity is the identity Secret of namespace ns holding cloudsYAML, the reference to it,
+// benchNamespace is the namespace of the real-cloud benchmarks' objects.
+const benchNamespace = "bench"
+
+// benchIdentity is the identity Secret of benchNamespace holding cloudsYAML, the reference to it,
 // and clients made from it for the benchmark's own checks.
-func benchIdentity(ctx context.Context, b *testing.B, scheme *runtime.Scheme, ns string, cloudsYAML []byte, cloudName string) (*corev1.Secret, *infrav1.OpenStackIdentityReference, *scope.Clients) {
+func benchIdentity(ctx context.Context, b *testing.B, scheme *runtime.Scheme, cloudsYAML []byte, cloudName string) (*corev1.Secret, *infrav1.OpenStackIdentityReference, *scope.Clients) {
+	ns := benchNamespace
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: ns}, Data: map[string][]byte{scope.CloudsSecretKey: cloudsYAML}}
 	ref := &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: cloudName}
 	factory := &scope.SecretFactory{Reader: fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard()}

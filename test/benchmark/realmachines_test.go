@@ -93,9 +93,9 @@ func driveMachines(b *testing.B, cloudsYAML []byte, cloudName string, zones []st
 	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
 	scheme, err := managerscheme.New()
 	must(b, err)
-	ns := "bench"
+	ns := benchNamespace
 	name := fmt.Sprintf("m%d", time.Now().UnixNano()%1_000_000)
-	secret, ref, cl := benchIdentity(ctx, b, scheme, ns, cloudsYAML, cloudName)
+	secret, ref, cl := benchIdentity(ctx, b, scheme, cloudsYAML, cloudName)
 	var cleanup []func()
 	defer func() {
 		for i := len(cleanup) - 1; i >= 0; i-- {

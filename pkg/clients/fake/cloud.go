@@ -53,6 +53,10 @@ type Options struct {
 	// PendingDuration is how long a load balancer stays pending, measured on Now. When both
 	// PendingReads and PendingDuration are set, whichever comes first settles it.
 	PendingDuration time.Duration
+	// LeavePopulatedChildrenPending makes Octavia behave as 11.0.0 does: the listeners, pools
+	// and monitors created with a fully populated load balancer stay PENDING_CREATE when it
+	// becomes ACTIVE, each until it is updated (Octavia stories 2010426, 2010488).
+	LeavePopulatedChildrenPending bool
 	// ServerBuildReads is how many reads of a new server it takes to go from BUILD to ACTIVE.
 	ServerBuildReads int
 	// Seed seeds the random source used by probabilistic faults.
@@ -110,6 +114,14 @@ func (c *Cloud) Clients() *scope.Clients {
 // Factory returns a scope.Factory that hands out this cloud whatever the identityRef, as long as
 // there is one.
 func (c *Cloud) Factory() scope.Factory { return factory{c} }
+
+// SetLeavePopulatedChildrenPending turns Options.LeavePopulatedChildrenPending on or off for the
+// load balancers created from now on.
+func (c *Cloud) SetLeavePopulatedChildrenPending(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.opts.LeavePopulatedChildrenPending = on
+}
 
 // Calls returns how many calls each operation received (failed ones included).
 func (c *Cloud) Calls() map[string]int {

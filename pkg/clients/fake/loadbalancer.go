@@ -66,6 +66,9 @@ type loadBalancerState struct {
 	azs            []clients.LoadBalancerAvailabilityZone
 	flavors        []flavors.Flavor
 	versions       []apiversions.APIVersion
+	// stuck are the children of fully populated load balancers that stay pending until updated
+	// (Options.LeavePopulatedChildrenPending).
+	stuck map[string]bool
 }
 
 func (s *loadBalancerState) init() {
@@ -73,7 +76,7 @@ func (s *loadBalancerState) init() {
 	s.members, s.monitors = newStore[pools.Member](), newStore[monitors.Monitor]()
 	s.providers = []providers.Provider{{Name: "amphora", Description: "The Octavia Amphora driver."}}
 	s.capabilities = map[string][]providers.Capability{"amphora": {{Name: "compute_zone", Description: "The compute availability zone."}}}
-	s.noAllowedCIDRs = map[string]bool{}
+	s.noAllowedCIDRs, s.stuck = map[string]bool{}, map[string]bool{}
 	s.versions = []apiversions.APIVersion{{ID: "v2.0", Status: "SUPPORTED"}, {ID: "v2.27", Status: "CURRENT"}}
 }
 
@@ -207,20 +210,22 @@ func (c *Cloud) settle(e *lbEntry) bool {
 		e.lb.OperatingStatus = "ONLINE"
 	}
 	for _, l := range c.lb.listeners.all() {
-		if lbOf(l.Loadbalancers) == e.lb.ID {
+		if lbOf(l.Loadbalancers) == e.lb.ID && !c.lb.stuck[l.ID] {
 			l.ProvisioningStatus = e.settleTo
 		}
 	}
 	for _, p := range c.lb.pools.all() {
 		if poolLB(p) == e.lb.ID {
-			p.ProvisioningStatus = e.settleTo
+			if !c.lb.stuck[p.ID] {
+				p.ProvisioningStatus = e.settleTo
+			}
 			for _, m := range c.lb.members.all() {
 				if m.PoolID == p.ID {
 					m.ProvisioningStatus = e.settleTo
 				}
 			}
 			for _, mon := range c.lb.monitors.all() {
-				if len(mon.Pools) > 0 && mon.Pools[0].ID == p.ID {
+				if len(mon.Pools) > 0 && mon.Pools[0].ID == p.ID && !c.lb.stuck[mon.ID] {
 					mon.ProvisioningStatus = e.settleTo
 				}
 			}
@@ -410,6 +415,7 @@ func (c *Cloud) populate(e *lbEntry, body map[string]any) error {
 		l.ID, l.ProvisioningStatus, l.OperatingStatus, l.AdminStateUp = c.newID("listener"), statusPendingCreate, "OFFLINE", true
 		l.Loadbalancers, l.Tags = []listeners.LoadBalancerID{{ID: e.lb.ID}}, stringsOf(lb["tags"])
 		c.lb.listeners.add(l.ID, l)
+		c.lb.stuck[l.ID] = c.opts.LeavePopulatedChildrenPending
 		pb, ok := lb["default_pool"].(map[string]any)
 		if !ok {
 			continue
@@ -420,6 +426,7 @@ func (c *Cloud) populate(e *lbEntry, body map[string]any) error {
 		p.Loadbalancers, p.Listeners, p.Tags = []pools.LoadBalancerID{{ID: e.lb.ID}}, []pools.ListenerID{{ID: l.ID}}, stringsOf(pb["tags"])
 		l.DefaultPoolID = p.ID
 		c.lb.pools.add(p.ID, p)
+		c.lb.stuck[p.ID] = c.opts.LeavePopulatedChildrenPending
 		mb, ok := pb["healthmonitor"].(map[string]any)
 		if !ok {
 			continue
@@ -430,6 +437,7 @@ func (c *Cloud) populate(e *lbEntry, body map[string]any) error {
 		m.Pools = []monitors.PoolID{{ID: p.ID}}
 		p.MonitorID = m.ID
 		c.lb.monitors.add(m.ID, m)
+		c.lb.stuck[m.ID] = c.opts.LeavePopulatedChildrenPending
 	}
 	return nil
 }
@@ -586,6 +594,7 @@ func (a *loadBalancerAPI) UpdateListener(_ context.Context, id string, opts list
 			l.Tags = stringsOf(v)
 		}
 		l.ProvisioningStatus = statusPendingUpdate
+		delete(c.lb.stuck, l.ID)
 		c.markPending(e, statusPendingUpdate, statusActive)
 		return clone(l), nil
 	})
@@ -683,6 +692,7 @@ func (a *loadBalancerAPI) UpdatePool(_ context.Context, id string, opts pools.Up
 			p.Name = str(map[string]any{"v": v}, "v")
 		}
 		p.ProvisioningStatus = statusPendingUpdate
+		delete(c.lb.stuck, p.ID)
 		c.markPending(e, statusPendingUpdate, statusActive)
 		return clone(p), nil
 	})
@@ -838,6 +848,7 @@ func (a *loadBalancerAPI) UpdateMonitor(_ context.Context, id string, opts monit
 			}
 		}
 		m.ProvisioningStatus = statusPendingUpdate
+		delete(c.lb.stuck, m.ID)
 		c.markPending(e, statusPendingUpdate, statusActive)
 		return clone(m), nil
 	})

@@ -197,7 +197,7 @@ func TestCreateCalls(t *testing.T) {
 			g.Expect(out.State).To(Equal(StateWaiting))
 			g.Expect(out.Reason).To(Equal(infrav1.WaitingForLoadBalancerReason))
 			g.Expect(out.Message).To(ContainSubstring("PENDING_CREATE"))
-			g.Expect(out.RequeueAfter).To(Equal(PendingRequeue))
+			g.Expect(out.RequeueAfter).To(Equal(ChangeRequeue))
 			g.Expect(out.Status.ID).To(Equal(lbID), "recorded at once, so a crash now cannot make a second one")
 			g.Expect(out.Status.InternalIP).To(Equal(vip))
 			g.Expect(out.Status.LoadBalancerNetwork.Subnets[0].ID).To(Equal("sub-" + az))
@@ -817,7 +817,7 @@ func TestPendingIsWaitedForWithoutBlocking(t *testing.T) {
 	out := m.service().Reconcile(ctx, d, known(d))
 	g.Expect(out.State).To(Equal(StateWaiting))
 	g.Expect(out.Message).To(Equal("load balancer " + d.Name + " is PENDING_UPDATE"))
-	g.Expect(out.RequeueAfter).To(Equal(PendingRequeue))
+	g.Expect(out.RequeueAfter).To(Equal(ChangeRequeue), "a fresh change is looked at again soon")
 
 	// A load balancer pending for long (an amphora booting) is looked at less often.
 	m.memory.pendingSince[lbID] = time.Now().Add(-time.Minute)
@@ -833,10 +833,14 @@ func TestPendingIsWaitedForWithoutBlocking(t *testing.T) {
 
 func TestPendingInterval(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(pendingInterval(0)).To(Equal(time.Second))
-	g.Expect(pendingInterval(14 * time.Second)).To(Equal(time.Second))
-	g.Expect(pendingInterval(15 * time.Second)).To(Equal(5 * time.Second))
-	g.Expect(pendingInterval(2 * time.Minute)).To(Equal(15 * time.Second))
+	for _, tc := range []struct{ pending, want time.Duration }{
+		{0, ChangeRequeue}, {1999 * time.Millisecond, ChangeRequeue},
+		{2 * time.Second, PendingRequeue}, {9 * time.Second, PendingRequeue},
+		{10 * time.Second, time.Second}, {29 * time.Second, time.Second},
+		{30 * time.Second, 5 * time.Second}, {2 * time.Minute, 15 * time.Second},
+	} {
+		g.Expect(pendingInterval(tc.pending)).To(Equal(tc.want), "pending for %s", tc.pending)
+	}
 }
 
 func TestFloatingIPWhileOctaviaCreatesCalls(t *testing.T) {

@@ -482,3 +482,42 @@ func TestNames(t *testing.T) {
 	g.Expect(ownsFloatingIP(FloatingIPDescription("ns", "c", "az1"), "ns", "c")).To(BeTrue())
 	g.Expect(ownsFloatingIP(FloatingIPDescription("ns", "c2", "az1"), "ns", "c")).To(BeFalse())
 }
+
+// On an Octavia that leaves the children of a fully populated load balancer pending (11.0.0),
+// the first load balancer is settled child by child and the cloud is remembered: its next load
+// balancers are created alone, their children one by one. Another cloud keeps the single call.
+func TestCreationStrategyIsLearntPerCloud(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, "az1", "az2")
+	w.cloud.SetLeavePopulatedChildrenPending(true)
+	settles := func(calls map[string]int) int {
+		return calls["UpdateListener"] + calls["UpdatePool"] + calls["UpdateMonitor"]
+	}
+	creates := func(calls map[string]int) int {
+		return calls["CreateListener"] + calls["CreatePool"] + calls["CreateMonitor"]
+	}
+
+	converge(t, w.service(), w.desired("az1"), nil)
+	calls := w.cloud.Calls()
+	g.Expect(settles(calls)).To(Equal(6), "each of the six children settled by an update")
+	g.Expect(creates(calls)).To(BeZero())
+	g.Expect(strings.Count(w.events(), "OctaviaLeavesChildrenPending")).To(Equal(1), "said once per cloud")
+
+	converge(t, w.service(), w.desired("az2"), nil)
+	after := w.cloud.Calls()
+	g.Expect(creates(after)).To(Equal(6), "created alone, then a listener, pool and monitor per port")
+	g.Expect(settles(after)).To(Equal(6), "nothing left to settle")
+	g.Expect(w.events()).NotTo(ContainSubstring("OctaviaLeavesChildrenPending"))
+	lbs := w.loadBalancers()
+	g.Expect(lbs).To(HaveLen(2))
+	for _, lb := range lbs {
+		ls, ps, ms := w.childNames(lb.ID)
+		g.Expect([][]string{ls, ps, ms}).To(HaveEach(HaveLen(2)), "%s has a listener, pool and monitor per port", lb.Name)
+	}
+
+	healthy := newWorld(t, "az1")
+	s := NewService(healthy.cloud.LoadBalancer(), healthy.cloud.Network(), report.NewRecorder(healthy.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), w.memory, "another cloud")
+	converge(t, s, healthy.desired("az1"), nil)
+	g.Expect(creates(healthy.cloud.Calls())).To(BeZero(), "fully populated in one call")
+	g.Expect(settles(healthy.cloud.Calls())).To(BeZero())
+}

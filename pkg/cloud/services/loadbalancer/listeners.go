@@ -182,6 +182,11 @@ func (s *Service) nameChild(d *Desired, f *found, kind, reason, id, have, want, 
 		return s.childChanged(f, "renamed %s %s", kind, want)
 	}
 	s.report.Warn("Updated"+reason, report.Resource{Kind: reason, Name: want, ID: id, Zone: d.AvailabilityZone}, stuckMessage, kind, want, provisioning, f.name)
+	if s.memory.learnStepwise(s.cloudKey) {
+		s.report.Warn("OctaviaLeavesChildrenPending", report.Resource{Kind: "LoadBalancer", Name: f.name, ID: f.id, Zone: d.AvailabilityZone},
+			"This cloud's Octavia leaves the listeners, pools and monitors of a load balancer created in one call pending (fixed in Octavia 11.0.1): "+
+				"from now on this manager creates load balancers on it first and their listeners, pools and monitors one by one")
+	}
 	return s.childChanged(f, "settling %s %s", kind, want)
 }
 

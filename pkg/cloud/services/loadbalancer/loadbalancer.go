@@ -36,11 +36,14 @@ import (
 )
 
 const (
-	// PendingRequeue is how soon a load balancer is looked at again after a change, or while it
-	// has been PENDING_* for a short time: Octavia settles a change in about a second, and a new
-	// load balancer in 5-8 s with a fast provider. A load balancer that stays pending longer (an
-	// amphora booting takes minutes) is looked at less often: see pendingInterval.
-	PendingRequeue = time.Second
+	// ChangeRequeue is how soon a load balancer is looked at again after a change, and while it
+	// has been PENDING_* for less than two seconds: Octavia applies a change to a listener,
+	// pool or monitor in well under a second. pendingInterval backs off from there.
+	ChangeRequeue = 250 * time.Millisecond
+	// PendingRequeue is how soon a load balancer pending for 2-10 s is looked at again: a new
+	// load balancer takes 5-15 s with a fast provider. A load balancer that stays pending longer
+	// (an amphora booting takes minutes) is looked at less often: see pendingInterval.
+	PendingRequeue = 500 * time.Millisecond
 	// ErrorRequeue is how soon a load balancer in ERROR is looked at again: the default of
 	// Memory.ErrorInterval.
 	ErrorRequeue = 10 * time.Second
@@ -213,8 +216,12 @@ func vipOnSubnet(n *infrav1.NetworkStatusWithSubnets, subnetID string) bool {
 }
 
 // create creates the load balancer with its listeners, pools and monitors in one call (Octavia's
-// fully populated load balancer), so that it settles once rather than once per child.
+// fully populated load balancer), so that it settles once rather than once per child. On a cloud
+// whose Octavia was seen leaving such children pending (before 11.0.1), it creates the load
+// balancer alone: reconcileChildren then creates each child once the one before is ACTIVE, which
+// is faster there than settling each child with an update.
 func (s *Service) create(ctx context.Context, d *Desired) Outcome {
+	populated := !s.memory.createsStepwise(s.cloudKey)
 	hint, why, err := s.azHint(ctx, d.Provider, d.OctaviaAZ)
 	if err != nil {
 		return failed(err)
@@ -241,8 +248,8 @@ func (s *Service) create(ctx context.Context, d *Desired) Outcome {
 		opts.VipSubnetID = d.Subnet.ID
 		opts.VipNetworkID = ""
 	}
-	for _, port := range d.Ports {
-		opts.Listeners = append(opts.Listeners, s.listenerOpts(d, port, cidrs, true))
+	for i := 0; populated && i < len(d.Ports); i++ {
+		opts.Listeners = append(opts.Listeners, s.listenerOpts(d, d.Ports[i], cidrs, true))
 	}
 	lb, err := s.lb.CreateLoadBalancer(ctx, opts)
 	if err != nil {
@@ -251,14 +258,19 @@ func (s *Service) create(ctx context.Context, d *Desired) Outcome {
 		}
 		return failed(fmt.Errorf("creating load balancer %s: %w", d.Name, err))
 	}
-	s.report.Changed("CreatedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: d.AvailabilityZone}, "Created load balancer %s (%s) for %s with VIP %s and listeners on ports %s",
-		lb.Name, lb.ID, zoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
-	// The children came with the load balancer, in the same call: each is reported on its own.
-	for _, port := range d.Ports {
-		name := ChildName(d.Name, port)
-		for _, kind := range []string{"Listener", "Pool", "HealthMonitor"} {
-			s.report.Changed("Created"+kind, report.Resource{Kind: kind, Name: name, Zone: d.AvailabilityZone},
-				"Created %s %s for port %d with load balancer %s", kindWords[kind], name, port, lb.Name)
+	if !populated {
+		s.report.Changed("CreatedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: d.AvailabilityZone}, "Created load balancer %s (%s) for %s with VIP %s; its listeners on ports %s follow one by one",
+			lb.Name, lb.ID, zoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
+	} else {
+		s.report.Changed("CreatedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: d.AvailabilityZone}, "Created load balancer %s (%s) for %s with VIP %s and listeners on ports %s",
+			lb.Name, lb.ID, zoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
+		// The children came with the load balancer, in the same call: each is reported on its own.
+		for _, port := range d.Ports {
+			name := ChildName(d.Name, port)
+			for _, kind := range []string{"Listener", "Pool", "HealthMonitor"} {
+				s.report.Changed("Created"+kind, report.Resource{Kind: kind, Name: name, Zone: d.AvailabilityZone},
+					"Created %s %s for port %d with load balancer %s", kindWords[kind], name, port, lb.Name)
+			}
 		}
 	}
 	out := waiting(fmt.Sprintf("load balancer %s is %s", lb.Name, lb.ProvisioningStatus))
@@ -421,12 +433,17 @@ func (s *Service) renameLoadBalancer(ctx context.Context, d *Desired, f *found, 
 	return waiting(fmt.Sprintf("load balancer %s is being renamed", d.Name))
 }
 
-// pendingInterval is how soon to look again at a load balancer pending for d: every second
-// for the first 15 s, then every 5 s up to two minutes, then every 15 s.
+// pendingInterval is how soon to look again at a load balancer pending for d: every 250 ms for
+// the first 2 s (a change to a child), every 500 ms up to 10 s and every second up to 30 s (a new
+// load balancer), then every 5 s up to two minutes, then every 15 s (an amphora booting).
 func pendingInterval(d time.Duration) time.Duration {
 	switch {
-	case d < 15*time.Second:
+	case d < 2*time.Second:
+		return ChangeRequeue
+	case d < 10*time.Second:
 		return PendingRequeue
+	case d < 30*time.Second:
+		return time.Second
 	case d < 2*time.Minute:
 		return 5 * time.Second
 	default:

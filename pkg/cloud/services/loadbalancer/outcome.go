@@ -61,7 +61,7 @@ type Outcome struct {
 }
 
 func waiting(message string) Outcome {
-	return Outcome{State: StateWaiting, Reason: infrav1.WaitingForLoadBalancerReason, Message: message, RequeueAfter: PendingRequeue}
+	return Outcome{State: StateWaiting, Reason: infrav1.WaitingForLoadBalancerReason, Message: message, RequeueAfter: ChangeRequeue}
 }
 
 func failed(err error) Outcome {

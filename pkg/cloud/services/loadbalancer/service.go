@@ -100,6 +100,10 @@ type Memory struct {
 	errorSeen    map[string]*errorObservation
 	// pendingSince is when each load balancer was first seen PENDING_* in a row.
 	pendingSince map[string]time.Time
+	// stepwise are the clouds (by cloud key) whose Octavia was seen leaving the children of a
+	// fully populated load balancer pending: their load balancers are created alone, and their
+	// listeners, pools and monitors one by one.
+	stepwise map[string]bool
 }
 
 type errorObservation struct {
@@ -110,7 +114,25 @@ type errorObservation struct {
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
 	return &Memory{ErrorInterval: ErrorRequeue, capabilities: map[string]*capabilities{}, errorSeen: map[string]*errorObservation{},
-		pendingSince: map[string]time.Time{}}
+		pendingSince: map[string]time.Time{}, stepwise: map[string]bool{}}
+}
+
+// createsStepwise says whether load balancers of cloud are created alone, their children one by
+// one, rather than fully populated.
+func (m *Memory) createsStepwise(cloud string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stepwise[cloud]
+}
+
+// learnStepwise records that cloud's Octavia leaves the children of a fully populated load
+// balancer pending. It reports whether this is news.
+func (m *Memory) learnStepwise(cloud string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	news := !m.stepwise[cloud]
+	m.stepwise[cloud] = true
+	return news
 }
 
 // seenInError records an observation of a load balancer in ERROR and returns how many

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -36,7 +37,8 @@ type Service struct {
 	client clients.NetworkClient
 	report *report.Recorder
 	// known are the IDs the owner's status already records: finding one of them is not an
-	// adoption.
+	// adoption. The phases of a reconcile use the service at once: mu guards known.
+	mu    sync.Mutex
 	known map[string]bool
 }
 
@@ -50,6 +52,8 @@ func NewService(client clients.NetworkClient, rep *report.Recorder) *Service {
 // resources found in the cloud but missing from the status (a lost status, a moved cluster) are
 // reported as adopted.
 func (s *Service) Known(ids ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, id := range ids {
 		if id != "" {
 			s.known[id] = true
@@ -59,6 +63,8 @@ func (s *Service) Known(ids ...string) {
 
 // adopted records that an existing resource of the cluster was found in the cloud.
 func (s *Service) adopted(kind, name, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !s.known[id] {
 		s.report.Changed("Adopted"+kind, report.Resource{Kind: kind, Name: name, ID: id}, "Adopted existing %s %s (%s)", words(kind), name, id)
 		s.known[id] = true
