@@ -86,9 +86,10 @@ func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, rep *r
 }
 
 // Memory is what the controller remembers between reconciles: the capabilities of each cloud,
-// how many times each load balancer was seen in ERROR, and since when it is pending. It is safe
-// for concurrent use. Losing it (a restart) costs a few calls and delays an ERROR recovery;
-// nothing else.
+// how many times each load balancer was seen in ERROR, since when it is pending, and which clouds
+// leave the children of a fully populated load balancer pending. It is safe for concurrent use.
+// Losing it (a restart) costs a few calls, delays an ERROR recovery, and makes the first load
+// balancer created on such a cloud settle its children again; nothing else.
 type Memory struct {
 	// ErrorInterval is the least time between two observations of a load balancer in ERROR
 	// that count towards its recreation: reconciles triggered in quick succession (by status
