@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -62,6 +63,7 @@ type OpenStackClusterReconciler struct {
 	memoryOnce         sync.Once
 
 	writes ownWrites
+	checks fullChecks
 }
 
 // clusterScope is what one reconcile of an OpenStackCluster works with.
@@ -191,15 +193,25 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, c *clu
 	// router and security groups, and a reconcile takes as long as its slowest phase. The router
 	// comes before the load balancers only when allowedCIDRs must include its address and it is
 	// not known yet, so that the listeners are not created with a list that changes a moment later.
-	routerFirst := osc.Status.Router == nil && osc.Spec.APIServerLoadBalancerEnabled() && len(osc.Spec.APIServerLoadBalancer.AllowedCIDRs) > 0
-	stages := [][]ownedPhase{{alone(func(c *clusterScope) phaseResult { return r.reconcileNetwork(ctx, c) })}}
-	together := []ownedPhase{r.loadBalancersPhase(ctx, &lbReady), r.securityGroupsPhase(ctx), r.failureDomainsPhase(ctx)}
-	if routerFirst {
-		stages = append(stages, []ownedPhase{r.routerPhase(ctx)})
+	// While Octavia builds a load balancer, the polls read the load balancers alone (see
+	// fullChecks.onlyLoadBalancers).
+	start := time.Now()
+	full := !r.checks.onlyLoadBalancers(osc, start)
+	var stages [][]ownedPhase
+	if full {
+		routerFirst := osc.Status.Router == nil && osc.Spec.APIServerLoadBalancerEnabled() && len(osc.Spec.APIServerLoadBalancer.AllowedCIDRs) > 0
+		stages = [][]ownedPhase{{alone(func(c *clusterScope) phaseResult { return r.reconcileNetwork(ctx, c) })}}
+		together := []ownedPhase{r.loadBalancersPhase(ctx, &lbReady), r.securityGroupsPhase(ctx), r.failureDomainsPhase(ctx)}
+		if routerFirst {
+			stages = append(stages, []ownedPhase{r.routerPhase(ctx)})
+		} else {
+			together = append(together, r.routerPhase(ctx))
+		}
+		stages = append(stages, together)
 	} else {
-		together = append(together, r.routerPhase(ctx))
+		stages = [][]ownedPhase{{r.loadBalancersPhase(ctx, &lbReady)}}
 	}
-	stages = append(stages, together,
+	stages = append(stages,
 		[]ownedPhase{alone(func(c *clusterScope) phaseResult { return r.reconcileEndpoint(ctx, c, lbReady) })},
 		[]ownedPhase{alone(func(c *clusterScope) phaseResult { return r.reconcileDNS(ctx, c) })},
 	)
@@ -215,6 +227,9 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, c *clu
 		if stop {
 			return result, kerrors.NewAggregate(errs)
 		}
+	}
+	if full {
+		r.checks.checked(osc, start)
 	}
 	setProvisioned(osc, lbReady)
 	return result, kerrors.NewAggregate(errs)

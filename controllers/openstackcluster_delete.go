@@ -37,6 +37,7 @@ func (r *OpenStackClusterReconciler) reconcileDelete(ctx context.Context, c *clu
 	if !controllerutil.ContainsFinalizer(osc, infrav1.ClusterFinalizer) {
 		return ctrl.Result{}, nil
 	}
+	r.checks.forget(osc)
 	for _, t := range clusterConditions {
 		setCondition(osc, t, metav1.ConditionFalse, infrav1.DeletingReason, "")
 	}

@@ -336,3 +336,37 @@ func TestTwoZoneCreateReportsEachResourceOnce(t *testing.T) {
 		}
 	}, eventually, poll).Should(Succeed())
 }
+
+func TestPollsWhileOctaviaBuildsReadOnlyTheLoadBalancers(t *testing.T) {
+	g := NewWithT(t)
+	ns := "polls"
+	cloud := newCloudWith(t, g, ns, fakeopenstack.Options{PendingDuration: 8 * time.Second})
+	n := addLBNetwork(t, g, cloud, "az1", "az2")
+	osc := newCluster(g, ns, false, multiAZSpec(n, "az1", "az2"), true)
+	g.Eventually(func(g Gomega) {
+		got := get(g, osc)
+		g.Expect(got.Status.APIServerLoadBalancers).To(HaveLen(2))
+		g.Expect(conditions.GetReason(got, infrav1.APIServerLoadBalancersReadyCondition)).To(Equal(infrav1.WaitingForLoadBalancerReason))
+	}, eventually, poll).Should(Succeed())
+
+	// Octavia builds both load balancers for 8 s: the polls meanwhile read their status trees,
+	// not the network, router, security groups and failure domains the first reconcile found
+	// ready (at most one reconcile that began before the reset reads those).
+	cloud.ResetCalls()
+	g.Eventually(func(g Gomega) {
+		g.Expect(cloud.Calls()["GetLoadBalancerStatuses"]).To(BeNumerically(">=", 10))
+	}, eventually, poll).Should(Succeed())
+	calls := cloud.Calls()
+	g.Expect(lbsIn(cloud)).To(HaveEach(HaveField("ProvisioningStatus", "PENDING_CREATE")), "the polls above happened while Octavia was building")
+	g.Expect(calls["GetSecGroup"]).To(BeNumerically("<=", 2), "%v", calls)
+	g.Expect(calls["ListComputeAvailabilityZones"]).To(BeNumerically("<=", 1), "%v", calls)
+	g.Expect(calls["GetNetwork"]).To(BeNumerically("<=", 1), "%v", calls)
+
+	// Once both are ready, a health poll reads everything again.
+	g.Eventually(func(g Gomega) { lbReady(g, osc) }, eventually, poll).Should(Succeed())
+	cloud.ResetCalls()
+	touch(g, osc)
+	g.Eventually(func(g Gomega) {
+		g.Expect(cloud.Calls()["GetSecGroup"]).To(BeNumerically(">=", 2))
+	}, eventually, poll).Should(Succeed())
+}

@@ -19,7 +19,10 @@ package controllers
 import (
 	"context"
 	"sync"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -101,4 +104,70 @@ func (r *OpenStackClusterReconciler) loadBalancersPhase(ctx context.Context, rea
 		},
 		conditions: []string{infrav1.APIServerLoadBalancersReadyCondition, infrav1.APIEndpointReadyCondition},
 	}
+}
+
+// neutronRecheck is how long, while Octavia builds a load balancer, the network, router, security
+// groups and failure domains found ready are trusted without being read again: the polls of a
+// load balancer being built then cost one Octavia call per zone instead of a dozen calls.
+const neutronRecheck = 30 * time.Second
+
+// fullChecks remembers, per OpenStackCluster, when a reconcile last read its network, router,
+// security groups and failure domains and found them ready, and at which generation of the
+// spec. Losing it (a restart) only means the next reconcile reads everything.
+type fullChecks struct {
+	mu   sync.Mutex
+	last map[types.UID]fullCheck
+}
+
+type fullCheck struct {
+	generation int64
+	at         time.Time
+}
+
+// checked records a reconcile, begun at start, that found everything besides the load balancers
+// ready (and forgets the mark when something was not).
+func (f *fullChecks) checked(osc *infrav1.OpenStackCluster, start time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.last == nil {
+		f.last = map[types.UID]fullCheck{}
+	}
+	if !restReady(osc) {
+		delete(f.last, osc.UID)
+		return
+	}
+	f.last[osc.UID] = fullCheck{generation: osc.Generation, at: start}
+}
+
+// forget drops the mark of a deleted OpenStackCluster.
+func (f *fullChecks) forget(osc *infrav1.OpenStackCluster) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.last, osc.UID)
+}
+
+// onlyLoadBalancers tells whether this reconcile may poll the load balancers alone: Octavia is
+// building one (or a change was just made), everything else was found ready by a reconcile of
+// the same spec less than neutronRecheck ago. A health poll, a spec change, anything not ready
+// or a fresh manager reads everything.
+func (f *fullChecks) onlyLoadBalancers(osc *infrav1.OpenStackCluster, now time.Time) bool {
+	lbs := conditions.Get(osc, infrav1.APIServerLoadBalancersReadyCondition)
+	if lbs == nil || lbs.Status != metav1.ConditionFalse || lbs.Reason != infrav1.WaitingForLoadBalancerReason || !restReady(osc) {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	last, ok := f.last[osc.UID]
+	return ok && last.generation == osc.Generation && now.Sub(last.at) < neutronRecheck
+}
+
+// restReady tells whether everything an OpenStackCluster needs besides its load balancers is
+// ready.
+func restReady(osc *infrav1.OpenStackCluster) bool {
+	for _, t := range []string{infrav1.NetworkReadyCondition, infrav1.SecurityGroupsReadyCondition, infrav1.FailureDomainsReadyCondition} {
+		if !conditions.IsTrue(osc, t) {
+			return false
+		}
+	}
+	return osc.Status.Network != nil
 }

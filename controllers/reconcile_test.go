@@ -95,3 +95,42 @@ func TestRecordWait(t *testing.T) {
 	recordWait("test", osc, types, ctrl.Result{RequeueAfter: time.Minute})
 	g.Expect(waited(infrav1.ReadyReason)).To(Equal(60.0), "a ready object's periodic look")
 }
+
+func TestPollsReadTheLoadBalancersAloneWhileOctaviaBuilds(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Now()
+	building := func() *infrav1.OpenStackCluster {
+		osc := &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{UID: "uid-1", Generation: 2}}
+		osc.Status.Network = &infrav1.NetworkStatusWithSubnets{}
+		for _, t := range []string{infrav1.NetworkReadyCondition, infrav1.SecurityGroupsReadyCondition, infrav1.FailureDomainsReadyCondition} {
+			setCondition(osc, t, metav1.ConditionTrue, infrav1.ReadyReason, "")
+		}
+		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason, "load balancer x is PENDING_CREATE")
+		return osc
+	}
+	var f fullChecks
+	g.Expect(f.onlyLoadBalancers(building(), now)).To(BeFalse(), "a fresh manager reads everything")
+	f.checked(building(), now)
+	g.Expect(f.onlyLoadBalancers(building(), now.Add(neutronRecheck-time.Second))).To(BeTrue())
+	g.Expect(f.onlyLoadBalancers(building(), now.Add(neutronRecheck))).To(BeFalse(), "read again every neutronRecheck")
+
+	changed := building()
+	changed.Generation = 3
+	g.Expect(f.onlyLoadBalancers(changed, now)).To(BeFalse(), "a spec change is read at once")
+	unhealthy := building()
+	setCondition(unhealthy, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, infrav1.LoadBalancerUnhealthyReason, "")
+	g.Expect(f.onlyLoadBalancers(unhealthy, now)).To(BeFalse(), "only Octavia's work is polled alone")
+	ready := building()
+	setCondition(ready, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")
+	g.Expect(f.onlyLoadBalancers(ready, now)).To(BeFalse(), "a health poll reads everything")
+	sgDown := building()
+	setCondition(sgDown, infrav1.SecurityGroupsReadyCondition, metav1.ConditionFalse, infrav1.OpenStackErrorReason, "")
+	g.Expect(f.onlyLoadBalancers(sgDown, now)).To(BeFalse())
+
+	// A reconcile that found something else not ready forgets the mark; so does deletion.
+	f.checked(sgDown, now)
+	g.Expect(f.onlyLoadBalancers(building(), now)).To(BeFalse())
+	f.checked(building(), now)
+	f.forget(building())
+	g.Expect(f.onlyLoadBalancers(building(), now)).To(BeFalse())
+}
