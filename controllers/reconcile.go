@@ -48,7 +48,7 @@ const (
 	// deleteRequeue is how soon a deletion looks again at load balancers Octavia is deleting
 	// (a cascade delete takes 2-6 s): the network waits for them, so each look saved is time
 	// saved.
-	deleteRequeue = 500 * time.Millisecond
+	deleteRequeue = 250 * time.Millisecond
 	// buildRequeue is how soon a server Nova is building, or deleting, is looked at again.
 	buildRequeue = 2 * time.Second
 	// memberRequeue is how soon membership is looked at again while Octavia applies a change to

@@ -17,9 +17,11 @@ limitations under the License.
 package loadbalancer
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -946,4 +948,38 @@ func TestClusterDeletionFindsEverythingTaggedCalls(t *testing.T) {
 	done, err := m.service().Delete(ctx, r)
 	g.Expect(err).NotTo(HaveOccurred(), "a busy load balancer is looked at again, not an error")
 	g.Expect(done).To(BeFalse())
+}
+
+func TestClusterDeletionDeletesEveryLoadBalancerAtOnceCalls(t *testing.T) {
+	g := NewWithT(t)
+	m := newMocked(t)
+	az1, az2 := desiredAZ("az1"), desiredAZ("az2")
+	r := &Removal{Namespace: "ns", Cluster: "c", AllTagged: true}
+	m.lb.EXPECT().ListLoadBalancers(ctx, loadbalancers.ListOpts{}).Return([]loadbalancers.LoadBalancer{
+		{ID: "az1-id", Name: az1.Name, ProvisioningStatus: "ACTIVE", VipPortID: "az1-vip", Tags: az1.Tags},
+		{ID: "az2-id", Name: az2.Name, ProvisioningStatus: "ACTIVE", VipPortID: "az2-vip", Tags: az2.Tags},
+	}, nil)
+	// Each zone's floating IP is released only once Octavia has both deletes: a removal that
+	// waited for one zone's floating IP before deleting the next load balancer would time out.
+	var deleted sync.WaitGroup
+	deleted.Add(2)
+	bothDeleted := make(chan struct{})
+	go func() { deleted.Wait(); close(bothDeleted) }()
+	for _, az := range []string{"az1", "az2"} {
+		m.lb.EXPECT().DeleteLoadBalancer(ctx, az+"-id", loadbalancers.DeleteOpts{Cascade: true}).
+			DoAndReturn(func(context.Context, string, loadbalancers.DeleteOptsBuilder) error { deleted.Done(); return nil })
+		m.net.EXPECT().ListFloatingIPs(ctx, floatingips.ListOpts{PortID: az + "-vip"}).
+			DoAndReturn(func(context.Context, floatingips.ListOptsBuilder) ([]floatingips.FloatingIP, error) {
+				select {
+				case <-bothDeleted:
+					return []floatingips.FloatingIP{{ID: az + "-fip", FloatingIP: "172.24.4.1" + az[2:]}}, nil
+				case <-time.After(5 * time.Second):
+					return nil, errors.New("the other zone's load balancer was not deleted meanwhile")
+				}
+			})
+		m.net.EXPECT().DeleteFloatingIP(ctx, az+"-fip").Return(nil)
+	}
+	done, err := m.service().Delete(ctx, r)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeFalse(), "Octavia is deleting them")
 }

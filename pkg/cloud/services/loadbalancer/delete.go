@@ -21,9 +21,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
@@ -81,6 +83,13 @@ func (s *Service) Delete(ctx context.Context, r *Removal) (done bool, err error)
 		return false, fmt.Errorf("listing load balancers: %w", err)
 	}
 	owner := OwnerTag(r.Namespace, r.Cluster)
+	// The load balancers are removed at once: Octavia gets every delete without waiting for
+	// Neutron to release the floating IP of the one before.
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
 	done = true
 	for i := range all {
 		lb := &all[i]
@@ -89,9 +98,17 @@ func (s *Service) Delete(ctx context.Context, r *Removal) (done bool, err error)
 			continue
 		}
 		done = false
-		if err := s.remove(ctx, lb, r); err != nil {
-			return false, err
-		}
+		wg.Go(func() {
+			if err := s.remove(ctx, lb, r); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return false, kerrors.NewAggregate(errs)
 	}
 	if !done {
 		return false, nil
