@@ -856,16 +856,56 @@ func TestFloatingIPWhileOctaviaCreatesCalls(t *testing.T) {
 		return k
 	}
 
-	t.Run("allocated on the VIP port before the load balancer is ACTIVE", func(t *testing.T) {
+	// settled waits for the background allocation of lbID to finish.
+	settled := func(g *WithT, m *mocked) {
+		g.Eventually(func() bool {
+			a := m.memory.allocationOf(lbID, false)
+			return a != nil && a.done
+		}, 5*time.Second, 10*time.Millisecond).Should(BeTrue())
+	}
+	stillPending := func(m *mocked, d *Desired, ip string) *infrav1.LoadBalancer {
+		k := known(d)
+		k.IP = ip
+		m.lb.EXPECT().GetLoadBalancerStatuses(ctx, lbID).Return(tree(d.Name, d.Name, "PENDING_CREATE"), nil)
+		return k
+	}
+
+	t.Run("allocated on the VIP port in the background before the load balancer is ACTIVE", func(t *testing.T) {
 		g := NewWithT(t)
 		m := newMocked(t)
 		d := desiredAZ("az1")
 		k := creating(m, d)
-		m.net.EXPECT().CreateFloatingIP(ctx, gomock.Any()).Return(&floatingips.FloatingIP{FloatingIP: "172.24.4.20"}, nil)
+		m.net.EXPECT().CreateFloatingIP(gomock.Any(), floatingips.CreateOpts{FloatingNetworkID: extNet, PortID: vipPort, Description: d.FloatingIP.Description}).
+			Return(&floatingips.FloatingIP{ID: "fip-1", FloatingIP: "172.24.4.20"}, nil)
 		out := m.service().Reconcile(ctx, d, k)
 		g.Expect(out.State).To(Equal(StateWaiting))
 		g.Expect(out.Message).To(ContainSubstring("PENDING_CREATE"))
+		g.Expect(out.Status.IP).To(Equal(vip), "the reconcile does not wait for Neutron")
+		settled(g, m)
+
+		out = m.service().Reconcile(ctx, d, stillPending(m, d, vip))
+		g.Expect(out.State).To(Equal(StateWaiting))
 		g.Expect(out.Status.IP).To(Equal("172.24.4.20"), "recorded, so the next pending reconcile costs one call")
+		g.Expect(m.events()).To(ContainSubstring("CreatedFloatingIP Allocated floating IP 172.24.4.20"))
+	})
+
+	t.Run("one allocation at a time: the polls meanwhile allocate nothing", func(t *testing.T) {
+		g := NewWithT(t)
+		m := newMocked(t)
+		d := desiredAZ("az1")
+		k := creating(m, d)
+		release := make(chan struct{})
+		m.net.EXPECT().CreateFloatingIP(gomock.Any(), gomock.Any()).DoAndReturn(func(context.Context, floatingips.CreateOptsBuilder) (*floatingips.FloatingIP, error) {
+			<-release
+			return &floatingips.FloatingIP{ID: "fip-1", FloatingIP: "172.24.4.20"}, nil
+		})
+		m.service().Reconcile(ctx, d, k)
+		for range 3 {
+			out := m.service().Reconcile(ctx, d, stillPending(m, d, vip))
+			g.Expect(out.Status.IP).To(Equal(vip))
+		}
+		close(release)
+		settled(g, m)
 	})
 
 	t.Run("a failure is left for the ACTIVE load balancer to report", func(t *testing.T) {
@@ -873,10 +913,14 @@ func TestFloatingIPWhileOctaviaCreatesCalls(t *testing.T) {
 		m := newMocked(t)
 		d := desiredAZ("az1")
 		k := creating(m, d)
-		m.net.EXPECT().CreateFloatingIP(ctx, gomock.Any()).Return(nil, err404)
+		m.net.EXPECT().CreateFloatingIP(gomock.Any(), gomock.Any()).Return(nil, err404)
 		out := m.service().Reconcile(ctx, d, k)
 		g.Expect(out.State).To(Equal(StateWaiting))
-		g.Expect(out.Status.IP).To(Equal(vip))
+		settled(g, m)
+		out = m.service().Reconcile(ctx, d, stillPending(m, d, vip))
+		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.Status.IP).To(Equal(vip), "not tried again while Octavia creates")
+		g.Expect(m.events()).To(BeEmpty())
 	})
 
 	t.Run("recorded already: only the status tree is read", func(t *testing.T) {
@@ -982,4 +1026,52 @@ func TestClusterDeletionDeletesEveryLoadBalancerAtOnceCalls(t *testing.T) {
 	done, err := m.service().Delete(ctx, r)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeFalse(), "Octavia is deleting them")
+}
+
+func TestRemovalWaitsForAFloatingIPBeingAllocatedCalls(t *testing.T) {
+	g := NewWithT(t)
+	m := newMocked(t)
+	r := &Removal{Namespace: "ns", Cluster: "c", AllTagged: true, ExternalNetworkID: extNet}
+	// A floating IP of the cluster's az1 load balancer is still being allocated in the
+	// background when the load balancer is already gone: releasing now would miss it.
+	g.Expect(m.memory.startAllocation("az1-id", FloatingIPDescription("ns", "c", "az1"))).To(BeTrue())
+	g.Expect(m.memory.startAllocation("other-id", FloatingIPDescription("ns", "d", "az1"))).To(BeTrue())
+	m.lb.EXPECT().ListLoadBalancers(ctx, loadbalancers.ListOpts{}).Return(nil, nil).Times(2)
+	done, err := m.service().Delete(ctx, r)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeFalse())
+
+	m.memory.finishAllocation("az1-id", &floatingips.FloatingIP{ID: "fip-1", FloatingIP: "172.24.4.20"}, nil)
+	fip := floatingips.FloatingIP{ID: "fip-1", FloatingIP: "172.24.4.20", Description: FloatingIPDescription("ns", "c", "az1")}
+	m.net.EXPECT().ListFloatingIPs(ctx, floatingips.ListOpts{FloatingNetworkID: extNet}).Return([]floatingips.FloatingIP{fip}, nil)
+	m.net.EXPECT().DeleteFloatingIP(ctx, "fip-1").Return(nil)
+	done, err = m.service().Delete(ctx, r)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeTrue(), "another cluster's allocation does not hold this one back")
+	g.Expect(m.memory.allocationOf("az1-id", false)).To(BeNil(), "forgotten with its load balancer")
+}
+
+func TestActiveLoadBalancerWaitsForItsFloatingIPBeingAllocated(t *testing.T) {
+	g := NewWithT(t)
+	m := newMocked(t)
+	d := desiredAZ("az1")
+	tr := tree(d.Name, d.Name, "ACTIVE", 6443, 8132)
+	g.Expect(m.memory.startAllocation(lbID, d.FloatingIP.Description)).To(BeTrue())
+	m.lb.EXPECT().GetLoadBalancerStatuses(ctx, lbID).Return(tr, nil).Times(2)
+	m.lb.EXPECT().ListListeners(ctx, listeners.ListOpts{LoadbalancerID: lbID}).Return(listenersOf(tr, 6443, 8132), nil).Times(2)
+	k := known(d)
+	k.IP = vip
+	out := m.service().Reconcile(ctx, d, k)
+	g.Expect(out.State).To(Equal(StateWaiting), "no second allocation while Neutron makes the first")
+	g.Expect(out.Message).To(ContainSubstring("allocating a floating IP"))
+
+	// Once allocated, it is reported and found on the VIP.
+	m.memory.finishAllocation(lbID, &floatingips.FloatingIP{ID: "f1", FloatingIP: "172.24.4.10"}, nil)
+	m.net.EXPECT().ListFloatingIPs(ctx, ourFloatingIP(d)).Return([]floatingips.FloatingIP{
+		{ID: "f1", FloatingIP: "172.24.4.10", FixedIP: vip, PortID: vipPort},
+	}, nil)
+	out = m.service().Reconcile(ctx, d, k)
+	g.Expect(out.State).To(Equal(StateReady))
+	g.Expect(out.Status.IP).To(Equal("172.24.4.10"))
+	g.Expect(m.events()).To(ContainSubstring("CreatedFloatingIP Allocated floating IP 172.24.4.10"))
 }

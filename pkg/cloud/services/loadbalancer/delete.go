@@ -113,6 +113,11 @@ func (s *Service) Delete(ctx context.Context, r *Removal) (done bool, err error)
 	if !done {
 		return false, nil
 	}
+	if s.memory.allocating(func(description string) bool { return s.releasable(description, r) }) {
+		// A floating IP allocated in the background for a load balancer now gone would be
+		// released before it exists: wait for it.
+		return false, nil
+	}
 	return true, s.releaseFloatingIPs(ctx, r)
 }
 
@@ -128,6 +133,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 		s.report.Changed("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: zoneOf(lb.Name, r)}, "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
 		s.memory.forgetError(lb.ID)
 		s.memory.forgetPending(lb.ID)
+		s.memory.allocationOf(lb.ID, true)
 	case clients.IsNotFound(err), clients.IsConflict(err):
 		// Gone already, or Octavia is busy with it: the next look tells.
 	default:

@@ -19,6 +19,7 @@ package loadbalancer
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 
@@ -31,6 +32,22 @@ import (
 // or one the controller allocated and marked with its description. In the steady state this is
 // one list call. It reports whether it changed something or failed.
 func (s *Service) reconcileFloatingIP(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) (Outcome, bool) {
+	return s.floatingIP(ctx, d, f, status, false)
+}
+
+// floatingIP is reconcileFloatingIP; with background, a floating IP to allocate is allocated
+// without waiting for Neutron (see earlyFloatingIP).
+func (s *Service) floatingIP(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer, background bool) (Outcome, bool) {
+	if a := s.memory.allocationOf(f.id, true); a != nil {
+		if !a.done {
+			out := waiting(fmt.Sprintf("allocating a floating IP for load balancer %s", f.name))
+			return out, true
+		}
+		if a.fip != nil {
+			s.createdFloatingIP(d, f, a.fip)
+		}
+		// A failed allocation is tried again below, where a failure is reported.
+	}
 	want := d.FloatingIP
 	opts := floatingips.ListOpts{Description: want.Description, FloatingNetworkID: want.ExternalNetworkID}
 	if want.Address != "" {
@@ -88,13 +105,41 @@ func (s *Service) reconcileFloatingIP(ctx context.Context, d *Desired, f *found,
 	if want.Address == "" {
 		create.Description = want.Description
 	}
+	if background {
+		s.allocate(ctx, f.id, create)
+		return Outcome{}, false
+	}
 	fip, err := s.net.CreateFloatingIP(ctx, create)
 	if err != nil {
 		return s.floatingIPFailed(d, err, "allocating a floating IP")
 	}
-	s.report.Changed("CreatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: d.AvailabilityZone}, "Allocated floating IP %s for load balancer %s", fip.FloatingIP, f.name)
+	s.createdFloatingIP(d, f, fip)
 	status.IP = fip.FloatingIP
 	return Outcome{}, false
+}
+
+func (s *Service) createdFloatingIP(d *Desired, f *found, fip *floatingips.FloatingIP) {
+	s.report.Changed("CreatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: d.AvailabilityZone}, "Allocated floating IP %s for load balancer %s", fip.FloatingIP, f.name)
+}
+
+// allocationTimeout bounds a floating IP allocation made in the background.
+const allocationTimeout = 2 * time.Minute
+
+// allocate creates a floating IP for load balancer id in the background: Neutron takes seconds
+// to allocate one on a port, and meanwhile the reconcile goes on. Only Neutron is called there;
+// the reconcile that takes the result reports it. The memory holds one allocation per load
+// balancer at a time, so that none is made twice, and a removal waits for those of its load
+// balancers (Delete); after a restart, the address is found by its description.
+func (s *Service) allocate(ctx context.Context, id string, create floatingips.CreateOpts) {
+	if !s.memory.startAllocation(id, create.Description) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), allocationTimeout)
+	go func() {
+		defer cancel()
+		fip, err := s.net.CreateFloatingIP(ctx, create)
+		s.memory.finishAllocation(id, fip, err)
+	}()
 }
 
 func (s *Service) floatingIPFailed(d *Desired, err error, what string) (Outcome, bool) {

@@ -384,14 +384,27 @@ func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *in
 
 // earlyFloatingIP gives a load balancer Octavia is still creating its floating IP: the VIP port
 // exists from the create call on, and Neutron does not care about Octavia's state, so the address
-// is ready when the load balancer is (allocating one takes a second or more). A failure here
-// is not reported: the same step runs again once the load balancer is ACTIVE, and reports.
+// is ready when the load balancer is. Allocating one takes Neutron seconds, so it is allocated in
+// the background (allocate): the polls of this and the other zones' load balancers go on
+// meanwhile. A failure here is not reported: the same step runs again once the load balancer is
+// ACTIVE, and reports.
 func (s *Service) earlyFloatingIP(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) {
 	if d.FloatingIP == nil || f.provisioning != "PENDING_CREATE" || (status.IP != "" && status.IP != status.InternalIP) {
 		return
 	}
+	switch a := s.memory.allocationOf(f.id, false); {
+	case a == nil:
+	case a.done && a.fip != nil:
+		s.memory.allocationOf(f.id, true)
+		s.createdFloatingIP(d, f, a.fip)
+		status.IP = a.fip.FloatingIP
+		return
+	default:
+		// Still allocating, or failed: the ACTIVE load balancer takes it from there.
+		return
+	}
 	before := status.IP
-	if _, failed := s.reconcileFloatingIP(ctx, d, f, status); failed {
+	if _, failed := s.floatingIP(ctx, d, f, status, true); failed {
 		status.IP = before
 	}
 }

@@ -26,6 +26,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
@@ -86,8 +88,9 @@ func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, rep *r
 }
 
 // Memory is what the controller remembers between reconciles: the capabilities of each cloud,
-// how many times each load balancer was seen in ERROR, since when it is pending, and which clouds
-// leave the children of a fully populated load balancer pending. It is safe for concurrent use.
+// how many times each load balancer was seen in ERROR, since when it is pending, which clouds
+// leave the children of a fully populated load balancer pending, and the floating IPs being
+// allocated in the background. It is safe for concurrent use.
 // Losing it (a restart) costs a few calls, delays an ERROR recovery, and makes the first load
 // balancer created on such a cloud settle its children again; nothing else.
 type Memory struct {
@@ -105,6 +108,18 @@ type Memory struct {
 	// fully populated load balancer pending: their load balancers are created alone, and their
 	// listeners, pools and monitors one by one.
 	stepwise map[string]bool
+	// allocations are the floating IPs allocated in the background for load balancers Octavia
+	// is still creating, by load balancer ID, until a reconcile takes the result.
+	allocations map[string]*allocation
+}
+
+// allocation is a floating IP being allocated (done false), or allocated (fip) or not (err),
+// with the description that marks it.
+type allocation struct {
+	description string
+	done        bool
+	fip         *floatingips.FloatingIP
+	err         error
 }
 
 type errorObservation struct {
@@ -115,7 +130,7 @@ type errorObservation struct {
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
 	return &Memory{ErrorInterval: ErrorRequeue, capabilities: map[string]*capabilities{}, errorSeen: map[string]*errorObservation{},
-		pendingSince: map[string]time.Time{}, stepwise: map[string]bool{}}
+		pendingSince: map[string]time.Time{}, stepwise: map[string]bool{}, allocations: map[string]*allocation{}}
 }
 
 // createsStepwise says whether load balancers of cloud are created alone, their children one by
@@ -169,6 +184,60 @@ func (m *Memory) forgetPending(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.pendingSince, id)
+}
+
+// startAllocation records that a floating IP is being allocated for load balancer id. It
+// returns false when one is already, or when an earlier one's result was not taken yet.
+func (m *Memory) startAllocation(id, description string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.allocations[id] != nil {
+		return false
+	}
+	m.allocations[id] = &allocation{description: description}
+	return true
+}
+
+// allocating tells whether a floating IP whose description matches is still being allocated,
+// and forgets the finished allocations that match (their load balancers are being removed).
+func (m *Memory) allocating(matches func(description string) bool) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	busy := false
+	for id, a := range m.allocations {
+		switch {
+		case !matches(a.description):
+		case a.done:
+			delete(m.allocations, id)
+		default:
+			busy = true
+		}
+	}
+	return busy
+}
+
+func (m *Memory) finishAllocation(id string, fip *floatingips.FloatingIP, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if a := m.allocations[id]; a != nil {
+		a.done, a.fip, a.err = true, fip, err
+	}
+}
+
+// allocationOf is the state of the background allocation for load balancer id (nil when none);
+// a finished one is forgotten when take is set.
+func (m *Memory) allocationOf(id string, take bool) *allocation {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.allocations[id]
+	if a == nil {
+		return nil
+	}
+	if take && a.done {
+		delete(m.allocations, id)
+	}
+	c := *a
+	return &c
 }
 
 func (m *Memory) forgetError(id string) {
