@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/cluster-api/util/conditions"
 
@@ -151,8 +150,8 @@ func (f *fullChecks) forget(osc *infrav1.OpenStackCluster) {
 // the same spec less than neutronRecheck ago. A health poll, a spec change, anything not ready
 // or a fresh manager reads everything.
 func (f *fullChecks) onlyLoadBalancers(osc *infrav1.OpenStackCluster, now time.Time) bool {
-	lbs := conditions.Get(osc, infrav1.APIServerLoadBalancersReadyCondition)
-	if lbs == nil || lbs.Status != metav1.ConditionFalse || lbs.Reason != infrav1.WaitingForLoadBalancerReason || !restReady(osc) {
+	lbs := infrav1.APIServerLoadBalancersReadyCondition
+	if !conditions.IsFalse(osc, lbs) || conditions.GetReason(osc, lbs) != infrav1.WaitingForLoadBalancerReason || !restReady(osc) {
 		return false
 	}
 	f.mu.Lock()

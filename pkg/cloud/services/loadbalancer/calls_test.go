@@ -1041,7 +1041,7 @@ func TestRemovalWaitsForAFloatingIPBeingAllocatedCalls(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeFalse())
 
-	m.memory.finishAllocation("az1-id", &floatingips.FloatingIP{ID: "fip-1", FloatingIP: "172.24.4.20"}, nil)
+	m.memory.finishAllocation("az1-id", &floatingips.FloatingIP{ID: "fip-1", FloatingIP: "172.24.4.20"})
 	fip := floatingips.FloatingIP{ID: "fip-1", FloatingIP: "172.24.4.20", Description: FloatingIPDescription("ns", "c", "az1")}
 	m.net.EXPECT().ListFloatingIPs(ctx, floatingips.ListOpts{FloatingNetworkID: extNet}).Return([]floatingips.FloatingIP{fip}, nil)
 	m.net.EXPECT().DeleteFloatingIP(ctx, "fip-1").Return(nil)
@@ -1066,7 +1066,7 @@ func TestActiveLoadBalancerWaitsForItsFloatingIPBeingAllocated(t *testing.T) {
 	g.Expect(out.Message).To(ContainSubstring("allocating a floating IP"))
 
 	// Once allocated, it is reported and found on the VIP.
-	m.memory.finishAllocation(lbID, &floatingips.FloatingIP{ID: "f1", FloatingIP: "172.24.4.10"}, nil)
+	m.memory.finishAllocation(lbID, &floatingips.FloatingIP{ID: "f1", FloatingIP: "172.24.4.10"})
 	m.net.EXPECT().ListFloatingIPs(ctx, ourFloatingIP(d)).Return([]floatingips.FloatingIP{
 		{ID: "f1", FloatingIP: "172.24.4.10", FixedIP: vip, PortID: vipPort},
 	}, nil)

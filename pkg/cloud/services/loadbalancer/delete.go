@@ -85,11 +85,8 @@ func (s *Service) Delete(ctx context.Context, r *Removal) (done bool, err error)
 	owner := OwnerTag(r.Namespace, r.Cluster)
 	// The load balancers are removed at once: Octavia gets every delete without waiting for
 	// Neutron to release the floating IP of the one before.
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
+	var wg sync.WaitGroup
+	errs := make([]error, len(all))
 	done = true
 	for i := range all {
 		lb := &all[i]
@@ -98,17 +95,11 @@ func (s *Service) Delete(ctx context.Context, r *Removal) (done bool, err error)
 			continue
 		}
 		done = false
-		wg.Go(func() {
-			if err := s.remove(ctx, lb, r); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		})
+		wg.Go(func() { errs[i] = s.remove(ctx, lb, r) })
 	}
 	wg.Wait()
-	if len(errs) > 0 {
-		return false, kerrors.NewAggregate(errs)
+	if err := kerrors.NewAggregate(errs); err != nil {
+		return false, err
 	}
 	if !done {
 		return false, nil

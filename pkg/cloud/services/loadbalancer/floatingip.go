@@ -32,22 +32,22 @@ import (
 // or one the controller allocated and marked with its description. In the steady state this is
 // one list call. It reports whether it changed something or failed.
 func (s *Service) reconcileFloatingIP(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) (Outcome, bool) {
-	return s.floatingIP(ctx, d, f, status, false)
-}
-
-// floatingIP is reconcileFloatingIP; with background, a floating IP to allocate is allocated
-// without waiting for Neutron (see earlyFloatingIP).
-func (s *Service) floatingIP(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer, background bool) (Outcome, bool) {
 	if a := s.memory.allocationOf(f.id, true); a != nil {
 		if !a.done {
-			out := waiting(fmt.Sprintf("allocating a floating IP for load balancer %s", f.name))
-			return out, true
+			return waiting(fmt.Sprintf("allocating a floating IP for load balancer %s", f.name)), true
 		}
 		if a.fip != nil {
 			s.createdFloatingIP(d, f, a.fip)
 		}
 		// A failed allocation is tried again below, where a failure is reported.
 	}
+	return s.floatingIP(ctx, d, f, status, false)
+}
+
+// floatingIP is reconcileFloatingIP without the background allocation's result; with
+// background, a floating IP to allocate is allocated without waiting for Neutron (see
+// earlyFloatingIP).
+func (s *Service) floatingIP(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer, background bool) (Outcome, bool) {
 	want := d.FloatingIP
 	opts := floatingips.ListOpts{Description: want.Description, FloatingNetworkID: want.ExternalNetworkID}
 	if want.Address != "" {
@@ -138,7 +138,10 @@ func (s *Service) allocate(ctx context.Context, id string, create floatingips.Cr
 	go func() {
 		defer cancel()
 		fip, err := s.net.CreateFloatingIP(ctx, create)
-		s.memory.finishAllocation(id, fip, err)
+		if err != nil {
+			fip = nil // tried again, and reported, once the load balancer is ACTIVE
+		}
+		s.memory.finishAllocation(id, fip)
 	}()
 }
 

@@ -113,13 +113,12 @@ type Memory struct {
 	allocations map[string]*allocation
 }
 
-// allocation is a floating IP being allocated (done false), or allocated (fip) or not (err),
-// with the description that marks it.
+// allocation is a floating IP being allocated (done false), or allocated (fip) or not (fip
+// nil), with the description that marks it.
 type allocation struct {
 	description string
 	done        bool
 	fip         *floatingips.FloatingIP
-	err         error
 }
 
 type errorObservation struct {
@@ -216,11 +215,11 @@ func (m *Memory) allocating(matches func(description string) bool) bool {
 	return busy
 }
 
-func (m *Memory) finishAllocation(id string, fip *floatingips.FloatingIP, err error) {
+func (m *Memory) finishAllocation(id string, fip *floatingips.FloatingIP) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if a := m.allocations[id]; a != nil {
-		a.done, a.fip, a.err = true, fip, err
+		a.done, a.fip = true, fip
 	}
 }
 
