@@ -50,6 +50,9 @@ func (r *OpenStackClusterReconciler) reconcileLoadBalancers(ctx context.Context,
 		return c.fail(infrav1.APIServerLoadBalancersReadyCondition, err)
 	}
 	svc := r.loadBalancers(c)
+	if err := svc.FindUnrecorded(ctx, plan, ns, name); err != nil {
+		return c.fail(infrav1.APIServerLoadBalancersReadyCondition, err)
+	}
 
 	outcomes := make([]loadbalancer.Outcome, len(plan.Desired))
 	var wg sync.WaitGroup

@@ -76,6 +76,8 @@ type Cloud struct {
 	faults []*Fault
 	// lastCallDrivesToError is set by begin when a DriveToError fault fired for the current call.
 	lastCallDrivesToError bool
+	// lastCallLosesResponse is set by begin when a LoseResponse fault fired for the current call.
+	lastCallLosesResponse bool
 
 	net     networkState
 	lb      loadBalancerState
@@ -166,11 +168,15 @@ func (c *Cloud) newID(kind string) string {
 func locked[T any](c *Cloud, op string, f func(*Cloud) (T, error)) (T, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var zero T
 	if err := c.begin(op); err != nil {
-		var zero T
 		return zero, err
 	}
-	return f(c)
+	out, err := f(c)
+	if err == nil && c.lastCallLosesResponse {
+		return zero, timeoutError(op)
+	}
+	return out, err
 }
 
 // lockedErr is locked for operations that return only an error.
@@ -182,13 +188,14 @@ func lockedErr(c *Cloud, op string, f func(*Cloud) error) error {
 // begin is called by every operation under the lock: it counts the call and applies faults.
 func (c *Cloud) begin(op string) error {
 	c.calls[op]++
-	c.lastCallDrivesToError = false
+	c.lastCallDrivesToError, c.lastCallLosesResponse = false, false
 	for _, f := range c.faults {
-		drive, err := f.fire(op, c.rand)
+		e, err := f.fire(op, c.rand)
 		if err != nil {
 			return err
 		}
-		c.lastCallDrivesToError = c.lastCallDrivesToError || drive
+		c.lastCallDrivesToError = c.lastCallDrivesToError || e == driveToError
+		c.lastCallLosesResponse = c.lastCallLosesResponse || e == loseResponse
 	}
 	return nil
 }

@@ -347,11 +347,20 @@ func TestFaultsAndAccounting(t *testing.T) {
 	g.Expect(got.ProvisioningStatus).To(Equal("ERROR"))
 	g.Expect(lbAPI.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})).To(Succeed(), "a load balancer in ERROR can be deleted")
 
+	// A response lost after the cloud applied the change: the caller sees a timeout, the load
+	// balancer exists.
+	c.ClearFaults()
+	c.InjectFault(Fault{Operation: "CreateLoadBalancer", Nth: 1, LoseResponse: true})
+	_, err = lbAPI.CreateLoadBalancer(ctx, loadbalancers.CreateOpts{Name: "lost", VipSubnetID: subnet})
+	g.Expect(errors.Is(err, context.DeadlineExceeded)).To(BeTrue())
+	lost, _ := lbAPI.ListLoadBalancers(ctx, loadbalancers.ListOpts{Name: "lost"})
+	g.Expect(lost).To(HaveLen(1), "the change was applied")
+
 	// Accounting counts every call, failed ones included.
 	calls := c.Calls()
-	g.Expect(calls["CreateLoadBalancer"]).To(Equal(4))
+	g.Expect(calls["CreateLoadBalancer"]).To(Equal(5))
 	g.Expect(calls["ListProviders"]).To(Equal(200))
-	g.Expect(c.TotalCalls()).To(BeNumerically(">=", 206))
+	g.Expect(c.TotalCalls()).To(BeNumerically(">=", 208))
 	c.ResetCalls()
 	g.Expect(c.TotalCalls()).To(BeZero())
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net/http"
+	"slices"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
@@ -47,8 +48,12 @@ type Fault struct {
 	// DriveToError lets the call succeed, but the load balancer or server it creates ends in
 	// ERROR instead of ACTIVE (CreateLoadBalancer and CreateServer only).
 	DriveToError bool
+	// LoseResponse lets the call take effect, then answers context.DeadlineExceeded, as when
+	// the response is lost on its way back: the caller does not learn what the cloud did.
+	LoseResponse bool
 
 	seen, fired int
+	cloud       *Cloud
 }
 
 // InjectFault adds a fault; it applies to the calls made after this.
@@ -56,8 +61,16 @@ func (c *Cloud) InjectFault(f Fault) *Fault {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	fault := f
+	fault.cloud = c
 	c.faults = append(c.faults, &fault)
 	return &fault
+}
+
+// RemoveFault removes one fault; the others stay.
+func (c *Cloud) RemoveFault(f *Fault) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.faults = slices.DeleteFunc(c.faults, func(x *Fault) bool { return x == f })
 }
 
 // ClearFaults removes every fault.
@@ -68,13 +81,30 @@ func (c *Cloud) ClearFaults() {
 }
 
 // Fired reports how many calls the fault has failed.
-func (f *Fault) Fired() int { return f.fired }
+func (f *Fault) Fired() int {
+	if f.cloud != nil {
+		f.cloud.mu.Lock()
+		defer f.cloud.mu.Unlock()
+	}
+	return f.fired
+}
+
+// effect is what a fault that fires without an error does to the call.
+type effect int
+
+const (
+	noEffect effect = iota
+	// driveToError: the call succeeds, what it creates ends in ERROR.
+	driveToError
+	// loseResponse: the call takes effect and answers a timeout.
+	loseResponse
+)
 
 // fire decides whether this call fails. It returns the error to answer with, or, for a
-// DriveToError fault that fires, true and no error.
-func (f *Fault) fire(op string, r *rand.Rand) (bool, error) {
+// DriveToError or LoseResponse fault that fires, its effect and no error.
+func (f *Fault) fire(op string, r *rand.Rand) (effect, error) {
 	if f.Operation != "*" && f.Operation != op {
-		return false, nil
+		return noEffect, nil
 	}
 	f.seen++
 	limit := f.Times
@@ -82,26 +112,32 @@ func (f *Fault) fire(op string, r *rand.Rand) (bool, error) {
 		limit = 1
 	}
 	if limit > 0 && f.fired >= limit {
-		return false, nil
+		return noEffect, nil
 	}
 	switch {
 	case f.Nth > 0 && f.seen < f.Nth:
-		return false, nil
+		return noEffect, nil
 	case f.Nth == 0 && r.Float64() >= f.Probability:
-		return false, nil
+		return noEffect, nil
 	}
 	f.fired++
-	if f.DriveToError {
-		return true, nil
-	}
-	if f.Timeout {
-		return false, fmt.Errorf("fake: %s: %w", op, context.DeadlineExceeded)
+	switch {
+	case f.DriveToError:
+		return driveToError, nil
+	case f.LoseResponse:
+		return loseResponse, nil
+	case f.Timeout:
+		return noEffect, timeoutError(op)
 	}
 	status := f.Status
 	if status == 0 {
 		status = http.StatusInternalServerError
 	}
-	return false, httpError(status, "injected fault on %s", op)
+	return noEffect, httpError(status, "injected fault on %s", op)
+}
+
+func timeoutError(op string) error {
+	return fmt.Errorf("fake: %s: %w", op, context.DeadlineExceeded)
 }
 
 type factory struct{ c *Cloud }

@@ -44,7 +44,7 @@ type Removal struct {
 	// never released.
 	KeepAddresses []string
 	// ExternalNetworkID, when set, is where the controller's floating IPs are looked for once the
-	// load balancers are gone.
+	// load balancers are gone; when empty, they are looked for among all the project's.
 	ExternalNetworkID string
 }
 
@@ -153,9 +153,8 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 // balancers that are still allocated once the load balancers are gone (a load balancer deleted
 // by someone else leaves its floating IP unassociated).
 func (s *Service) releaseFloatingIPs(ctx context.Context, r *Removal) error {
-	if r.ExternalNetworkID == "" {
-		return nil
-	}
+	// Without the external network (a status lost before the deletion), every floating IP of the
+	// project is looked at: the description tells the controller's.
 	fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingNetworkID: r.ExternalNetworkID})
 	if err != nil {
 		return fmt.Errorf("listing floating IPs: %w", err)

@@ -20,7 +20,9 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"k8s.io/utils/ptr"
@@ -155,6 +157,41 @@ func NewPlan(ctx context.Context, res Resolver, namespace, cluster string, osc *
 		}
 	}
 	return plan, nil
+}
+
+// FindUnrecorded adds to the plan's Stale the cluster's load balancers of zones that left the
+// spec and that the status does not record: a status lost in the middle of a zone's removal (a
+// restore or a move without status) would otherwise leave that zone's load balancer behind for
+// good. It looks only while the status misses a zone of the spec, as it does once lost (and on
+// a cluster's or a zone's first reconciles): one list, by the cluster's tag. A cluster with one
+// load balancer is left out: its former zones' load balancers are its own former names.
+func (s *Service) FindUnrecorded(ctx context.Context, p *Plan, namespace, cluster string) error {
+	if !slices.Contains(p.Known, nil) || len(p.Desired) == 0 || p.Desired[0].AvailabilityZone == "" {
+		return nil
+	}
+	tagged, err := s.lb.ListLoadBalancers(ctx, loadbalancers.ListOpts{Tags: []string{OwnerTag(namespace, cluster)}})
+	if err != nil {
+		return fmt.Errorf("listing the load balancers of the cluster: %w", err)
+	}
+	planned := map[string]bool{}
+	for _, d := range p.Desired {
+		planned[d.AvailabilityZone] = true
+	}
+	for _, o := range p.Invalid {
+		planned[o.AvailabilityZone] = true
+	}
+	for _, e := range p.Stale {
+		planned[e.AvailabilityZone] = true
+	}
+	for _, lb := range tagged {
+		zones := zonesOf(lb.Name, namespace, cluster)
+		if len(zones) == 0 || zones[0] == "" || planned[zones[0]] {
+			continue
+		}
+		planned[zones[0]] = true
+		p.Stale = append(p.Stale, infrav1.LoadBalancer{Name: lb.Name, ID: lb.ID, AvailabilityZone: zones[0], InternalIP: lb.VipAddress})
+	}
+	return nil
 }
 
 func invalidOutcome(az string, err error) Outcome {

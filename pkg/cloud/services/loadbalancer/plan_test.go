@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	. "github.com/onsi/gomega"
@@ -222,4 +224,46 @@ func TestPlanGivesEachZoneItsOwnFloatingIP(t *testing.T) {
 	g.Expect(plan.Desired[2].FloatingIP.Address).To(Equal("172.24.4.53"))
 	g.Expect(plan.StaleRemoval("ns", "c", osc).KeepAddresses).To(Equal([]string{"172.24.4.51", "172.24.4.53"}),
 		"removing a zone never releases an address the user gave")
+}
+
+// A status lost in the middle of a zone's removal: the zone's load balancer is found by the
+// cluster's tag and planned for removal; while the status records every zone, nothing is asked.
+func TestPlanFindsTheLoadBalancersOfRemovedZonesTheStatusLost(t *testing.T) {
+	g := NewWithT(t)
+	m := newMocked(t)
+	svc := m.service()
+	az1 := desiredAZ("az1")
+	plan := &Plan{Desired: []*Desired{az1}, Known: []*infrav1.LoadBalancer{known(az1)}}
+	g.Expect(svc.FindUnrecorded(ctx, plan, "ns", "c")).To(Succeed(), "no call: the mock fails on any")
+	g.Expect(plan.Stale).To(BeEmpty())
+
+	plan = &Plan{Desired: []*Desired{az1}, Known: []*infrav1.LoadBalancer{nil}}
+	m.lb.EXPECT().ListLoadBalancers(gomock.Any(), loadbalancers.ListOpts{Tags: []string{OwnerTag("ns", "c")}}).Return([]loadbalancers.LoadBalancer{
+		{ID: "az1-id", Name: Name("ns", "c", "az1")},
+		{ID: "az2-id", Name: Name("ns", "c", "az2"), VipAddress: "10.20.1.5"},
+		{ID: "legacy-id", Name: Name("ns", "c", "")},       // the first zone's former name: not stale
+		{ID: "other-id", Name: Name("ns", "other", "az2")}, // another cluster's, tagged by mistake
+	}, nil)
+	g.Expect(svc.FindUnrecorded(ctx, plan, "ns", "c")).To(Succeed())
+	g.Expect(plan.Stale).To(Equal([]infrav1.LoadBalancer{{Name: Name("ns", "c", "az2"), ID: "az2-id", AvailabilityZone: "az2", InternalIP: "10.20.1.5"}}))
+
+	single := &Desired{Name: Name("ns", "c", "")}
+	plan = &Plan{Desired: []*Desired{single}, Known: []*infrav1.LoadBalancer{nil}}
+	g.Expect(svc.FindUnrecorded(ctx, plan, "ns", "c")).To(Succeed(), "one load balancer: nothing looked for")
+}
+
+// A cluster deleted after its status was lost (no external network recorded) still releases the
+// floating IPs the controller allocated, found by their description among the project's.
+func TestDeletionWithoutTheExternalNetworkReleasesTheFloatingIPs(t *testing.T) {
+	g := NewWithT(t)
+	m := newMocked(t)
+	m.lb.EXPECT().ListLoadBalancers(gomock.Any(), gomock.Any()).Return(nil, nil)
+	m.net.EXPECT().ListFloatingIPs(gomock.Any(), floatingips.ListOpts{}).Return([]floatingips.FloatingIP{
+		{ID: "ours", FloatingIP: "172.24.4.5", Description: FloatingIPDescription("ns", "c", "az1")},
+		{ID: "users", FloatingIP: "172.24.4.6", Description: "somebody else's"},
+	}, nil)
+	m.net.EXPECT().DeleteFloatingIP(gomock.Any(), "ours").Return(nil)
+	done, err := m.service().Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", AllTagged: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeTrue())
 }

@@ -215,6 +215,20 @@ func (m *Memory) allocating(matches func(description string) bool) bool {
 	return busy
 }
 
+// Allocating is how many floating IPs are being allocated in the background: tests that drive
+// the reconciler step by step wait for none before the next step.
+func (m *Memory) Allocating() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, a := range m.allocations {
+		if !a.done {
+			n++
+		}
+	}
+	return n
+}
+
 func (m *Memory) finishAllocation(id string, fip *floatingips.FloatingIP) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -1,0 +1,92 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package fake
+
+// Resource is one object of the cloud as an inventory lists it.
+type Resource struct {
+	// Kind is Network, Subnet, Port, Router, SecurityGroup, FloatingIP, LoadBalancer, Listener,
+	// Pool, Member, Monitor or Server.
+	Kind string
+	ID   string
+	Name string
+	// Purpose is what tells two objects made for the same thing apart from two made for
+	// different things: the name, but for a floating IP its description (what it was allocated
+	// for) and for a member its pool and address.
+	Purpose string
+	// Owner is the load balancer of a listener or pool, or the pool of a member.
+	Owner string
+}
+
+// Inventory lists every object of the cloud, in creation order, without counting calls or
+// applying faults: for tests that check invariants while faults are injected.
+func (c *Cloud) Inventory() []Resource {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Resource
+	add := func(kind, id, name, purpose, owner string) {
+		out = append(out, Resource{Kind: kind, ID: id, Name: name, Purpose: purpose, Owner: owner})
+	}
+	for _, n := range c.net.networks.all() {
+		add("Network", n.ID, n.Name, n.Name, "")
+	}
+	for _, s := range c.net.subnets.all() {
+		add("Subnet", s.ID, s.Name, s.Name, s.NetworkID)
+	}
+	for _, p := range c.net.ports.all() {
+		add("Port", p.ID, p.Name, p.Name, p.DeviceID)
+	}
+	for _, r := range c.net.routers.all() {
+		add("Router", r.ID, r.Name, r.Name, "")
+	}
+	for _, g := range c.net.groups.all() {
+		add("SecurityGroup", g.ID, g.Name, g.Name, "")
+	}
+	for _, f := range c.net.fips.all() {
+		add("FloatingIP", f.ID, f.FloatingIP, f.Description, f.PortID)
+	}
+	for _, e := range c.lb.lbs.all() {
+		add("LoadBalancer", e.lb.ID, e.lb.Name, e.lb.Name, "")
+	}
+	for _, l := range c.lb.listeners.all() {
+		owner := ""
+		if len(l.Loadbalancers) > 0 {
+			owner = l.Loadbalancers[0].ID
+		}
+		add("Listener", l.ID, l.Name, l.Name, owner)
+	}
+	for _, p := range c.lb.pools.all() {
+		owner := ""
+		if len(p.Loadbalancers) > 0 {
+			owner = p.Loadbalancers[0].ID
+		}
+		add("Pool", p.ID, p.Name, p.Name, owner)
+	}
+	for _, m := range c.lb.members.all() {
+		add("Member", m.ID, m.Name, m.PoolID+"/"+m.Address, m.PoolID)
+	}
+	for _, m := range c.lb.monitors.all() {
+		owner := ""
+		if len(m.Pools) > 0 {
+			owner = m.Pools[0].ID
+		}
+		add("Monitor", m.ID, m.Name, m.Name, owner)
+	}
+	for _, s := range c.compute.servers.all() {
+		add("Server", s.server.ID, s.server.Name, s.server.Name, "")
+	}
+	return out
+}
