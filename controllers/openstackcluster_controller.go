@@ -64,6 +64,7 @@ type OpenStackClusterReconciler struct {
 
 	writes ownWrites
 	checks fullChecks
+	pacer  pacer
 }
 
 // clusterScope is what one reconcile of an OpenStackCluster works with.
@@ -108,6 +109,7 @@ func (r *OpenStackClusterReconciler) SetupWithManager(ctx context.Context, mgr c
 // Reconcile brings one OpenStackCluster's cloud resources to what its spec asks for.
 func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	log := ctrl.LoggerFrom(ctx)
+	defer func() { res, reterr = r.pacer.pace(log, req.NamespacedName, res, reterr) }()
 	osc := &infrav1.OpenStackCluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, osc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -175,7 +177,7 @@ func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, c *clu
 	clients, err := r.ScopeFactory.NewClients(ctx, osc.Namespace, osc.Spec.IdentityRef)
 	if err != nil {
 		// The Secret is not watched: look again in a while.
-		return setIdentityError(c, err), nil
+		return setIdentityError(c, err), faultOnly(err)
 	}
 	c.clients = clients
 	c.net = networking.NewService(clients.Network, c.report)
@@ -241,6 +243,6 @@ func (c *clusterScope) fail(conditionType string, err error) phaseResult {
 	if specErr, ok := report.AsSpecError(err); ok {
 		return phaseResult{stop: true, result: reportProblem(c.report, c.osc, conditionType, specErr.Reason, specErr.Message)}
 	}
-	setCondition(c.osc, conditionType, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
+	setCondition(c.osc, conditionType, metav1.ConditionFalse, infrav1.OpenStackErrorReason, failureMessage(err))
 	return phaseResult{stop: true, err: err}
 }

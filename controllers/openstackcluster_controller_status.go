@@ -56,9 +56,10 @@ func initClusterConditions(osc *infrav1.OpenStackCluster) {
 
 // setIdentityError reports credentials that do not work on every owned condition, with one event.
 func setIdentityError(c *clusterScope, err error) ctrl.Result {
-	result := reportProblem(c.report, c.osc, clusterConditions[0], infrav1.IdentityErrorReason, err.Error())
+	message := failureMessage(err)
+	result := reportProblem(c.report, c.osc, clusterConditions[0], infrav1.IdentityErrorReason, message)
 	for _, t := range clusterConditions[1:] {
-		setCondition(c.osc, t, metav1.ConditionFalse, infrav1.IdentityErrorReason, err.Error())
+		setCondition(c.osc, t, metav1.ConditionFalse, infrav1.IdentityErrorReason, message)
 	}
 	return result
 }

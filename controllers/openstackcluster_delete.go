@@ -49,8 +49,8 @@ func (r *OpenStackClusterReconciler) reconcileDelete(ctx context.Context, c *clu
 			controllerutil.RemoveFinalizer(osc, infrav1.ClusterFinalizer)
 			return ctrl.Result{}, nil
 		}
-		setCondition(osc, infrav1.NetworkReadyCondition, metav1.ConditionFalse, infrav1.IdentityErrorReason, err.Error())
-		return ctrl.Result{RequeueAfter: specErrorRequeue}, nil
+		setCondition(osc, infrav1.NetworkReadyCondition, metav1.ConditionFalse, infrav1.IdentityErrorReason, failureMessage(err))
+		return ctrl.Result{RequeueAfter: specErrorRequeue}, faultOnly(err)
 	}
 	c.clients = clients
 	c.net = networking.NewService(clients.Network, c.report)

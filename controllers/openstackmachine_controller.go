@@ -58,6 +58,7 @@ type OpenStackMachineReconciler struct {
 	WatchFilterValue string
 
 	writes ownWrites
+	pacer  pacer
 }
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,verbs=get;list;watch;update;patch
@@ -96,6 +97,7 @@ func (r *OpenStackMachineReconciler) SetupWithManager(ctx context.Context, mgr c
 // its spec and its cluster ask for.
 func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	log := ctrl.LoggerFrom(ctx)
+	defer func() { res, reterr = r.pacer.pace(log, req.NamespacedName, res, reterr) }()
 	osm := &infrav1.OpenStackMachine{}
 	if err := r.Client.Get(ctx, req.NamespacedName, osm); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -205,7 +207,7 @@ func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *mac
 	}
 	clients, err := r.ScopeFactory.NewClients(ctx, m.osm.Namespace, m.identityRef())
 	if err != nil {
-		return instanceFailed(m, infrav1.IdentityErrorReason, err.Error()), nil
+		return instanceFailed(m, infrav1.IdentityErrorReason, failureMessage(err)), faultOnly(err)
 	}
 	svc := compute.NewService(clients.Compute, clients.Image, clients.Network, m.report)
 

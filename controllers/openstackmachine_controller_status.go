@@ -59,7 +59,7 @@ func instanceFailed(m *machineScope, reason, message string) ctrl.Result {
 // openStackFailed records a failed OpenStack call on a condition and returns the error, so that
 // controller-runtime retries with backoff.
 func openStackFailed(m *machineScope, conditionType string, err error) (ctrl.Result, error) {
-	setCondition(m.osm, conditionType, metav1.ConditionFalse, infrav1.OpenStackErrorReason, err.Error())
+	setCondition(m.osm, conditionType, metav1.ConditionFalse, infrav1.OpenStackErrorReason, failureMessage(err))
 	return ctrl.Result{}, err
 }
 

@@ -36,7 +36,7 @@ func (r *OpenStackMachineReconciler) reconcileDelete(ctx context.Context, m *mac
 	}
 	clients, err := r.ScopeFactory.NewClients(ctx, m.osm.Namespace, m.identityRef())
 	if err != nil {
-		return instanceFailed(m, infrav1.IdentityErrorReason, err.Error()), nil
+		return instanceFailed(m, infrav1.IdentityErrorReason, failureMessage(err)), faultOnly(err)
 	}
 	if m.controlPlane {
 		done, err := r.removeMemberships(ctx, clients, m)

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -62,6 +63,70 @@ const (
 	// last write looks again; the watch event of the write usually comes first.
 	cacheRequeue = 250 * time.Millisecond
 )
+
+// faultBackoffBase and faultBackoffCap bound how soon an object is reconciled again after its
+// cloud refused a call (401, 403, 429, 5xx) or did not answer: the delay doubles from the base
+// with each such reconcile in a row, up to the cap, or is what a Retry-After header asked for
+// within the cap.
+const (
+	faultBackoffBase = time.Second
+	faultBackoffCap  = 5 * time.Minute
+)
+
+// pacer spaces the reconciles of objects whose cloud is unavailable, rate limits, or refuses the
+// credentials, rather than let controller-runtime retry them from 5 ms on.
+type pacer struct {
+	mu       sync.Mutex
+	failures map[types.NamespacedName]int
+}
+
+// pace turns a reconcile that met a cloud fault into a requeue after the object's next backoff,
+// logged with the service and what it answered; any other outcome is returned unchanged, and a
+// reconcile without an error starts the object's backoff over.
+func (p *pacer) pace(log logr.Logger, key types.NamespacedName, res ctrl.Result, err error) (ctrl.Result, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fault, ok := clients.FaultOf(err)
+	if !ok {
+		if err == nil {
+			delete(p.failures, key)
+		}
+		return res, err
+	}
+	if p.failures == nil {
+		p.failures = map[types.NamespacedName]int{}
+	}
+	n := p.failures[key]
+	p.failures[key] = n + 1
+	delay := faultBackoffCap
+	if n < 16 {
+		delay = min(faultBackoffBase<<n, faultBackoffCap)
+	}
+	if fault.RetryAfter > delay {
+		delay = min(fault.RetryAfter, faultBackoffCap)
+	}
+	log.Info("Backing off: the cloud refused a call or did not answer", "fault", fault.String(), "retryIn", delay.String(), "inARow", n+1, "error", err.Error())
+	return ctrl.Result{RequeueAfter: delay}, nil
+}
+
+// faultOnly is err when it is a cloud fault (Keystone unavailable, or refusing credentials that
+// worked before), for the pacer to back off from; nil for a problem only the user can fix, which
+// is looked at again after specErrorRequeue.
+func faultOnly(err error) error {
+	if _, ok := clients.FaultOf(err); ok {
+		return err
+	}
+	return nil
+}
+
+// failureMessage is a condition's message for a failed OpenStack call: which service answered
+// what, when the cloud refused or did not answer, then the error.
+func failureMessage(err error) string {
+	if fault, ok := clients.FaultOf(err); ok {
+		return fault.String() + ": " + err.Error()
+	}
+	return err.Error()
+}
 
 // phaseResult carries what a phase wants from the reconcile: to stop here, and when to come back.
 type phaseResult struct {

@@ -18,8 +18,14 @@ package controllers
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/gophercloud/gophercloud/v2"
+	"k8s.io/apimachinery/pkg/types"
 
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -28,6 +34,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
 )
 
 // liveReader answers a Get with the object as the API server holds it.
@@ -133,4 +141,45 @@ func TestPollsReadTheLoadBalancersAloneWhileOctaviaBuilds(t *testing.T) {
 	f.checked(building(), now)
 	f.forget(building())
 	g.Expect(f.onlyLoadBalancers(building(), now)).To(BeFalse())
+}
+
+func TestCloudFaultsAreBackedOffExponentiallyUpToTheCap(t *testing.T) {
+	g := NewWithT(t)
+	cloud := fakeopenstack.New(fakeopenstack.Options{})
+	cloud.InjectFault(fakeopenstack.Fault{Operation: "ListLoadBalancers", Nth: 1, Times: 100, Status: http.StatusTooManyRequests})
+	_, limited := cloud.LoadBalancer().ListLoadBalancers(ctx, nil)
+	g.Expect(limited).To(HaveOccurred())
+	g.Expect(failureMessage(limited)).To(HavePrefix("Octavia (loadbalancer API) answered HTTP 429 Too Many Requests to ListLoadBalancers: "),
+		"the condition names the service and the status")
+
+	var p pacer
+	key := types.NamespacedName{Namespace: "ns", Name: "c"}
+	var delays []time.Duration
+	for range 11 {
+		res, err := p.pace(logr.Discard(), key, ctrl.Result{}, limited)
+		g.Expect(err).NotTo(HaveOccurred(), "not returned: controller-runtime would retry it from 5 ms on")
+		delays = append(delays, res.RequeueAfter)
+	}
+	g.Expect(delays).To(Equal([]time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second,
+		64 * time.Second, 128 * time.Second, 256 * time.Second, faultBackoffCap, faultBackoffCap}))
+
+	other := types.NamespacedName{Namespace: "ns", Name: "other"}
+	res, _ := p.pace(logr.Discard(), other, ctrl.Result{}, limited)
+	g.Expect(res.RequeueAfter).To(Equal(time.Second), "each object backs off on its own")
+
+	res, err := p.pace(logr.Discard(), key, ctrl.Result{RequeueAfter: waitRequeue}, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(waitRequeue), "a reconcile without a fault is left as it is")
+	res, _ = p.pace(logr.Discard(), key, ctrl.Result{}, limited)
+	g.Expect(res.RequeueAfter).To(Equal(time.Second), "and starts the backoff over")
+
+	retryAfter := clients.WrapCall("loadbalancer", "ListLoadBalancers",
+		gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusTooManyRequests, ResponseHeader: http.Header{"Retry-After": {"40"}}})
+	res, _ = p.pace(logr.Discard(), key, ctrl.Result{}, retryAfter)
+	g.Expect(res.RequeueAfter).To(Equal(40*time.Second), "Retry-After is honoured")
+
+	conflict := errors.New("load balancer x is PENDING_UPDATE")
+	res, err = p.pace(logr.Discard(), key, ctrl.Result{}, conflict)
+	g.Expect(err).To(Equal(conflict), "anything else is controller-runtime's to retry")
+	g.Expect(res).To(BeZero())
 }

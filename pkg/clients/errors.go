@@ -17,7 +17,14 @@ limitations under the License.
 package clients
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"strconv"
+	"syscall"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 )
@@ -28,3 +35,102 @@ func IsNotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.St
 // IsConflict reports whether an OpenStack call answered 409: for Octavia, that the load balancer
 // is busy with another change (PENDING_*).
 func IsConflict(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
+
+// CallError is a failed OpenStack call: which service and operation, and the error gophercloud
+// returned, unchanged (its message is the error's own).
+type CallError struct {
+	// Service is network, loadbalancer, compute, image or identity.
+	Service   string
+	Operation string
+	Err       error
+}
+
+func (e *CallError) Error() string { return e.Err.Error() }
+func (e *CallError) Unwrap() error { return e.Err }
+
+// WrapCall marks err, when not nil, with the service and operation of the call that failed.
+func WrapCall(service, operation string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &CallError{Service: service, Operation: operation, Err: err}
+}
+
+// Fault is a cloud that refused a call or did not answer it: what the controller backs off
+// from, rather than retry at once.
+type Fault struct {
+	// Service and Operation are those of the call, when known.
+	Service, Operation string
+	// Status is the HTTP status answered: 401, 403, 429 or 5xx; 0 when there was no answer.
+	Status int
+	// RetryAfter is what a 429 or 503 asked for in its Retry-After header, 0 when nothing.
+	RetryAfter time.Duration
+}
+
+// serviceNames are the names users know the services by.
+var serviceNames = map[string]string{
+	serviceNetwork: "Neutron", serviceLoadBalancer: "Octavia", serviceCompute: "Nova", serviceImage: "Glance", ServiceIdentity: "Keystone",
+}
+
+// ServiceIdentity is Keystone, as the scope names it when authentication fails.
+const ServiceIdentity = "identity"
+
+// String says which service answered what, in the words of a condition message.
+func (f Fault) String() string {
+	who := "OpenStack"
+	if name, ok := serviceNames[f.Service]; ok {
+		who = name + " (" + f.Service + " API)"
+	}
+	what := "did not answer"
+	if f.Status != 0 {
+		what = fmt.Sprintf("answered HTTP %d %s", f.Status, http.StatusText(f.Status))
+	}
+	if f.Operation != "" {
+		return fmt.Sprintf("%s %s to %s", who, what, f.Operation)
+	}
+	return who + " " + what
+}
+
+// FaultOf finds, in err or in any error it aggregates, a call the cloud refused (401, 403, 429,
+// 5xx) or did not answer (a timeout, a connection refused or reset). Conflicts, missing objects
+// and bad requests are not faults: they say something about the objects, not the cloud.
+func FaultOf(err error) (Fault, bool) {
+	if err == nil {
+		return Fault{}, false
+	}
+	var nested []error
+	switch e := err.(type) { //nolint:errorlint // walking aggregates, which errors.As does not enter
+	case interface{ Errors() []error }:
+		nested = e.Errors()
+	case interface{ Unwrap() []error }:
+		nested = e.Unwrap()
+	}
+	for _, n := range nested {
+		if f, ok := FaultOf(n); ok {
+			return f, true
+		}
+	}
+	var f Fault
+	var call *CallError
+	if errors.As(err, &call) {
+		f.Service, f.Operation = call.Service, call.Operation
+	}
+	var unexpected gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &unexpected) {
+		switch s := unexpected.Actual; {
+		case s == http.StatusUnauthorized, s == http.StatusForbidden, s == http.StatusTooManyRequests, s >= 500:
+			f.Status = s
+			if seconds, err := strconv.Atoi(unexpected.ResponseHeader.Get("Retry-After")); err == nil && seconds > 0 {
+				f.RetryAfter = time.Duration(seconds) * time.Second
+			}
+			return f, true
+		}
+		return Fault{}, false
+	}
+	var netErr net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		(errors.As(err, &netErr) && netErr.Timeout()) {
+		return f, true
+	}
+	return Fault{}, false
+}

@@ -86,7 +86,7 @@ func call[T any](service, operation string, f func() (T, error)) (T, error) {
 	start := time.Now()
 	v, err := f()
 	observe(service, operation, start, err)
-	return v, err
+	return v, WrapCall(service, operation, err)
 }
 
 // allPages reads every page of a list and extracts its items.
@@ -103,5 +103,5 @@ func callErr(service, operation string, f func() error) error {
 	start := time.Now()
 	err := f()
 	observe(service, operation, start, err)
-	return err
+	return WrapCall(service, operation, err)
 }

@@ -254,7 +254,7 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Cl
 	provider.UserAgent.Prepend("capo-multiaz")
 
 	if err := openstack.Authenticate(ctx, provider, *authOpts); err != nil {
-		return nil, fmt.Errorf("%s: authenticating: %w", where, err)
+		return nil, fmt.Errorf("%s: authenticating: %w", where, clients.WrapCall(clients.ServiceIdentity, "Authenticate", err))
 	}
 
 	serviceClients, err := newServiceClients(provider, endpointOpts(cred.cloud), where)

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
 
 const password = "s3cr3t-p4ssw0rd"
@@ -340,6 +341,16 @@ func TestErrorsNameSecretKeyAndCloudButNoCredential(t *testing.T) {
 			g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
 			g.Expect(err.Error()).NotTo(ContainSubstring(password))
 			g.Expect(err.Error()).NotTo(ContainSubstring("wrong"))
+			fault, isFault := clients.FaultOf(err)
+			if tt.name == "rejected credentials" {
+				// Keystone's 401, as a rotated credential gets: a fault the controller backs off
+				// from, naming the service and the status.
+				g.Expect(isFault).To(BeTrue())
+				g.Expect(fault.String()).To(Equal("Keystone (identity API) answered HTTP 401 Unauthorized to Authenticate"))
+				g.Expect(fault.String()).NotTo(ContainSubstring(password))
+			} else {
+				g.Expect(isFault).To(BeFalse(), "a problem of the Secret is the user's to fix, not the cloud's")
+			}
 		})
 	}
 }

@@ -22,8 +22,10 @@ import (
 	"math/rand"
 	"net/http"
 	"slices"
+	"strings"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
 
@@ -127,13 +129,30 @@ func (f *Fault) fire(op string, r *rand.Rand) (effect, error) {
 	case f.LoseResponse:
 		return loseResponse, nil
 	case f.Timeout:
-		return noEffect, timeoutError(op)
+		return noEffect, clients.WrapCall(serviceOf(op), op, timeoutError(op))
 	}
 	status := f.Status
 	if status == 0 {
 		status = http.StatusInternalServerError
 	}
-	return noEffect, httpError(status, "injected fault on %s", op)
+	return noEffect, clients.WrapCall(serviceOf(op), op, httpError(status, "injected fault on %s", op))
+}
+
+// serviceOf is the OpenStack service of an operation, as pkg/clients names it on the errors of
+// real calls.
+func serviceOf(op string) string {
+	for _, s := range []struct{ service, marks string }{
+		{"loadbalancer", "LoadBalancer Listener Pool Member Monitor Provider AvailabilityZoneCapabilities APIVersions"},
+		{"compute", "Server Compute KeyPair GetFlavor"},
+		{"image", "Image"},
+	} {
+		for _, m := range strings.Fields(s.marks) {
+			if strings.Contains(op, m) {
+				return s.service
+			}
+		}
+	}
+	return "network"
 }
 
 func timeoutError(op string) error {
