@@ -158,6 +158,10 @@ test-clusterctl: release ## Prove the release with the real clusterctl (built fr
 test-contract: ## Run the fake-vs-real contract suite; set CAPO_CONTRACT_CLOUDS_YAML and CAPO_CONTRACT_CLOUD for a real cloud.
 	go test -count=1 -v -tags contract ./test/contract/
 
+.PHONY: bench-scale
+bench-scale: ## Scale benchmark outside CI: 50, 100 and 200 three-zone clusters with three control plane machines each in one manager against the fake OpenStack (minutes).
+	CAPO_BENCH_SCALE=1 go test -run '^$$' -bench 'Scale' -benchtime 1x -timeout 60m ./test/benchmark/
+
 .PHONY: bench
 bench: ## Benchmark the cluster reconciler against the fake OpenStack (1, 3, 6 zones): simulated time to converge and to delete, OpenStack calls per steady reconcile.
 	go test -run '^$$' -bench . -benchtime $(BENCH_TIME) ./test/benchmark/

@@ -99,7 +99,8 @@ func FaultOf(err error) (Fault, bool) {
 		return Fault{}, false
 	}
 	var nested []error
-	switch e := err.(type) { //nolint:errorlint // walking aggregates, which errors.As does not enter
+	// Aggregates first: errors.As does not enter a kerrors.Aggregate.
+	switch e := err.(type) {
 	case interface{ Errors() []error }:
 		nested = e.Errors()
 	case interface{ Unwrap() []error }:
