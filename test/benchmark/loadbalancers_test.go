@@ -27,7 +27,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -58,24 +57,6 @@ import (
 // provisioningDelay is how long the fake Octavia keeps a load balancer PENDING_* after each
 // change: the middle of the 4-8 s the real Octavia of the local reference needs.
 const provisioningDelay = 6 * time.Second
-
-// clock is simulated time, shared by the fake cloud and the driver.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // run is one cluster driven from creation to converged and to deleted.
 type run struct {
@@ -109,7 +90,7 @@ func BenchmarkAPIServerLoadBalancers(b *testing.B) {
 // as upstream users have it), converges it, measures a steady reconcile and deletes it.
 func drive(b *testing.B, zones int) run {
 	ctx := ctrl.LoggerInto(context.Background(), ctrl.Log)
-	clk := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := fakeopenstack.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cloud := fakeopenstack.New(fakeopenstack.Options{PendingDuration: provisioningDelay, Now: clk.Now})
 	azs := make([]string, zones)
 	for i := range azs {
@@ -165,7 +146,7 @@ func drive(b *testing.B, zones int) run {
 		case p.err != nil:
 			b.Fatalf("reconcile %d: %v", out.reconciles, p.err)
 		case !p.changed:
-			clk.advance(p.res.RequeueAfter)
+			clk.Advance(p.res.RequeueAfter)
 		}
 		return false
 	}

@@ -103,7 +103,7 @@ type scaleKey struct {
 
 func driveScale(b *testing.B, n int) scaleRun {
 	ctx := ctrl.LoggerInto(context.Background(), ctrl.Log)
-	clk := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := fakeopenstack.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cloud := fakeopenstack.New(fakeopenstack.Options{PendingDuration: provisioningDelay, ServerBuildReads: 2, Now: clk.Now})
 	azs := []string{"az1", "az2", "az3"}
 	cloud.SetAvailabilityZones(azs...)
@@ -199,7 +199,7 @@ func driveScale(b *testing.B, n int) scaleRun {
 		}
 		out.maxQueue = max(out.maxQueue, ready)
 		if at.After(now) {
-			clk.advance(at.Sub(now))
+			clk.Advance(at.Sub(now))
 		}
 		delete(due, next)
 		var obj client.Object = &infrav1.OpenStackCluster{}
@@ -220,7 +220,7 @@ func driveScale(b *testing.B, n int) scaleRun {
 		d := time.Since(start)
 		took = append(took, d)
 		out.reconciles++
-		clk.advance(d)
+		clk.Advance(d)
 		if out.reconciles%500 == 0 {
 			sample()
 		}
@@ -271,7 +271,7 @@ func driveScale(b *testing.B, n int) scaleRun {
 		for earliest(due).Before(resync) && step() {
 		}
 		if clk.Now().Before(resync) {
-			clk.advance(resync.Sub(clk.Now()))
+			clk.Advance(resync.Sub(clk.Now()))
 		}
 		for _, k := range allKeys(machinesOf) {
 			due[k] = clk.Now()

@@ -72,23 +72,6 @@ func (t target) String() string {
 	return "OpenStackMachine " + t.machine
 }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
 // manager is what a restart throws away.
 type manager struct {
 	cluster *controllers.OpenStackClusterReconciler
@@ -117,7 +100,7 @@ type world struct {
 	seed    int64
 	verbose bool
 	rng     *rand.Rand
-	clk     *clock
+	clk     *fakeopenstack.Clock
 	cloud   *fakeopenstack.Cloud
 	kube    client.Client
 	dead    *deadSwitch
@@ -147,7 +130,7 @@ type machineState struct {
 
 func newWorld(t testing.TB, seed int64, verbose bool) *world {
 	w := &world{t: t, seed: seed, verbose: verbose, rng: rand.New(rand.NewSource(seed)), //nolint:gosec // seeded on purpose: a seed replays
-		clk: &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, logs: &lockedBuffer{}, events: &recorder{},
+		clk: fakeopenstack.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), logs: &lockedBuffer{}, events: &recorder{},
 		due: map[target]time.Time{}, fails: map[target]int{}, subnets: map[string]string{}, machines: map[string]*machineState{},
 		dead: &deadSwitch{}}
 	w.cloud = fakeopenstack.New(fakeopenstack.Options{
@@ -262,7 +245,7 @@ func (w *world) tick() bool {
 		if next.IsZero() {
 			return false
 		}
-		w.clk.set(next)
+		w.clk.Set(next)
 		return true
 	}
 	slices.SortFunc(ready, func(a, b target) int { return strings.Compare(a.machine, b.machine) })
