@@ -107,18 +107,10 @@ func drive(b *testing.B, zones int) run {
 		APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), AdditionalPorts: []int{8132}},
 	}
 	if zones > 1 {
-		lbNet := cloud.AddNetwork("lb-net", false)
-		router, err := cloud.Network().CreateRouter(ctx, routers.CreateOpts{Name: "operator", GatewayInfo: &routers.GatewayInfo{NetworkID: ext}})
-		must(b, err)
+		lbNet, mappings := fakeOperatorLBNetwork(ctx, b, cloud, ext, azs, "10.20.%d.0/24")
 		spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: "api.example.com", Port: 6443}
 		spec.APIServerLoadBalancer.Network = &infrav1.NetworkParam{ID: ptr.To(lbNet)}
-		for i, az := range azs {
-			sn := cloud.AddSubnet(lbNet, "lb-"+az, fmt.Sprintf("10.20.%d.0/24", i))
-			_, err := cloud.Network().AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: sn})
-			must(b, err)
-			spec.APIServerLoadBalancer.AvailabilityZoneSubnets = append(spec.APIServerLoadBalancer.AvailabilityZoneSubnets,
-				infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(sn)}})
-		}
+		spec.APIServerLoadBalancer.AvailabilityZoneSubnets = mappings
 	}
 	before := countAll(ctx, cloud)
 
@@ -182,6 +174,23 @@ func drive(b *testing.B, zones int) run {
 	out.deletion = clk.Now().Sub(start)
 	out.leftOver = countAll(ctx, cloud) - before
 	return out
+}
+
+// fakeOperatorLBNetwork makes, in the fake cloud, what an operator brings for one load balancer
+// per zone: a network for the VIPs with a subnet per zone (cidr formatted with the zone's index),
+// routed to the external network ext. It returns the network and the zones' mappings.
+func fakeOperatorLBNetwork(ctx context.Context, b *testing.B, cloud *fakeopenstack.Cloud, ext string, azs []string, cidr string) (string, []infrav1.AZSubnetMapping) {
+	lbNet := cloud.AddNetwork("lb-net", false)
+	router, err := cloud.Network().CreateRouter(ctx, routers.CreateOpts{Name: "operator", GatewayInfo: &routers.GatewayInfo{NetworkID: ext}})
+	must(b, err)
+	var mappings []infrav1.AZSubnetMapping
+	for i, az := range azs {
+		sn := cloud.AddSubnet(lbNet, "lb-"+az, fmt.Sprintf(cidr, i))
+		_, err := cloud.Network().AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: sn})
+		must(b, err)
+		mappings = append(mappings, infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(sn)}})
+	}
+	return lbNet, mappings
 }
 
 // pass is one reconcile as a manager runs it.

@@ -27,7 +27,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -111,15 +110,7 @@ func driveScale(b *testing.B, n int) scaleRun {
 	cloud.AddSubnet(ext, "public", "172.24.0.0/16")
 	cloud.AddFlavor("m1.small", 2, 2048)
 	cloud.AddImage("ubuntu")
-	lbNet := cloud.AddNetwork("lb-net", false)
-	router, err := cloud.Network().CreateRouter(ctx, routersCreate("operator", ext))
-	must(b, err)
-	subnets := map[string]string{}
-	for i, az := range azs {
-		subnets[az] = cloud.AddSubnet(lbNet, "lb-"+az, fmt.Sprintf("10.%d.0.0/16", 20+i))
-		_, err := cloud.Network().AddRouterInterface(ctx, router.ID, routerInterface(subnets[az]))
-		must(b, err)
-	}
+	lbNet, mappings := fakeOperatorLBNetwork(ctx, b, cloud, ext, azs, "10.2%d.0.0/16")
 
 	scheme, err := managerscheme.New()
 	must(b, err)
@@ -142,11 +133,8 @@ func driveScale(b *testing.B, n int) scaleRun {
 			ManagedSubnets:        []infrav1.SubnetSpec{{CIDR: "10.6.0.0/24"}},
 			ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{},
 			ControlPlaneEndpoint:  &clusterv1.APIEndpoint{Host: "api." + ns + ".example.com", Port: 6443},
-			APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), Network: &infrav1.NetworkParam{ID: ptr.To(lbNet)}},
-		}
-		for _, az := range azs {
-			spec.APIServerLoadBalancer.AvailabilityZoneSubnets = append(spec.APIServerLoadBalancer.AvailabilityZoneSubnets,
-				infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: infrav1.SubnetParam{ID: ptr.To(subnets[az])}})
+			APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), Network: &infrav1.NetworkParam{ID: ptr.To(lbNet)},
+				AvailabilityZoneSubnets: mappings},
 		}
 		must(b, kube.Create(ctx, &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: ns,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: "c", UID: types.UID("cluster-" + ns)}}}, Spec: spec}))
@@ -399,12 +387,4 @@ func peakRSS() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.Sys)
-}
-
-func routersCreate(name, externalNetwork string) routers.CreateOpts {
-	return routers.CreateOpts{Name: name, GatewayInfo: &routers.GatewayInfo{NetworkID: externalNetwork}}
-}
-
-func routerInterface(subnet string) routers.AddInterfaceOpts {
-	return routers.AddInterfaceOpts{SubnetID: subnet}
 }

@@ -35,6 +35,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -179,11 +180,11 @@ func (w *world) setUpCloud() {
 	ext := w.cloud.AddNetwork("public", true)
 	w.cloud.AddSubnet(ext, "public-subnet", "172.24.4.0/24")
 	w.lbNet = w.cloud.AddNetwork("lb-net", false)
-	router, err := w.cloud.Network().CreateRouter(ctx, routersCreate("operator-router", ext))
+	router, err := w.cloud.Network().CreateRouter(ctx, routers.CreateOpts{Name: "operator-router", GatewayInfo: &routers.GatewayInfo{NetworkID: ext}})
 	w.must(err)
 	for i, az := range allZones {
 		w.subnets[az] = w.cloud.AddSubnet(w.lbNet, "lb-"+az, fmt.Sprintf("10.20.%d.0/24", i))
-		_, err := w.cloud.Network().AddRouterInterface(ctx, router.ID, routerInterface(w.subnets[az]))
+		_, err := w.cloud.Network().AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: w.subnets[az]})
 		w.must(err)
 	}
 	w.cloud.AddFlavor("m1.small", 2, 2048)

@@ -23,7 +23,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -224,12 +223,4 @@ func (w *world) checkSecretsNeverShown() {
 			}
 		}
 	}
-}
-
-func routersCreate(name, externalNetwork string) routers.CreateOpts {
-	return routers.CreateOpts{Name: name, GatewayInfo: &routers.GatewayInfo{NetworkID: externalNetwork}}
-}
-
-func routerInterface(subnet string) routers.AddInterfaceOpts {
-	return routers.AddInterfaceOpts{SubnetID: subnet}
 }

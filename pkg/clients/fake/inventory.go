@@ -62,18 +62,10 @@ func (c *Cloud) Inventory() []Resource {
 		add("LoadBalancer", e.lb.ID, e.lb.Name, e.lb.Name, "")
 	}
 	for _, l := range c.lb.listeners.all() {
-		owner := ""
-		if len(l.Loadbalancers) > 0 {
-			owner = l.Loadbalancers[0].ID
-		}
-		add("Listener", l.ID, l.Name, l.Name, owner)
+		add("Listener", l.ID, l.Name, l.Name, lbOf(l.Loadbalancers))
 	}
 	for _, p := range c.lb.pools.all() {
-		owner := ""
-		if len(p.Loadbalancers) > 0 {
-			owner = p.Loadbalancers[0].ID
-		}
-		add("Pool", p.ID, p.Name, p.Name, owner)
+		add("Pool", p.ID, p.Name, p.Name, poolLB(p))
 	}
 	for _, m := range c.lb.members.all() {
 		add("Member", m.ID, m.Name, m.PoolID+"/"+m.Address, m.PoolID)
