@@ -43,12 +43,36 @@ func (r *OpenStackClusterReconciler) reconcileNetwork(ctx context.Context, c *cl
 		}
 		osc.Status.ExternalNetwork = external
 	}
+	if osc.Status.Network == nil {
+		if pr, refuted := r.checkReferences(ctx, c); refuted {
+			return pr
+		}
+	}
 	network, err := c.net.ReconcileNetwork(ctx, name, &osc.Spec, osc.Status.Network)
 	if err != nil {
 		return c.fail(infrav1.NetworkReadyCondition, err)
 	}
 	osc.Status.Network = network
 	return phaseResult{}
+}
+
+// checkReferences resolves, before the cluster's first resource is created (or when its status
+// was lost), what later phases would only resolve after creating the network: spec.router and
+// the load balancers' network, subnets and flavor. A reference the cloud refutes then stops the
+// reconcile on the condition of the phase it belongs to, and the cloud is left as it was.
+func (r *OpenStackClusterReconciler) checkReferences(ctx context.Context, c *clusterScope) (phaseResult, bool) {
+	spec := &c.osc.Spec
+	if spec.Router != nil && len(spec.ManagedSubnets) > 0 {
+		if _, err := c.net.ResolveRouterParam(ctx, spec.Router); err != nil {
+			return c.fail(infrav1.NetworkReadyCondition, err), true
+		}
+	}
+	if spec.APIServerLoadBalancerEnabled() {
+		if err := r.loadBalancers(c).CheckReferences(ctx, c.net, spec); err != nil {
+			return c.fail(infrav1.APIServerLoadBalancersReadyCondition, err), true
+		}
+	}
+	return phaseResult{}, false
 }
 
 // reconcileRouter connects the network to the external network; NetworkReady is set once both

@@ -330,6 +330,58 @@ func zonesNetwork(ctx context.Context, res Resolver, osc *infrav1.OpenStackClust
 	return &infrav1.NetworkStatus{Name: n.Name, ID: n.ID, Tags: n.Tags}, nil
 }
 
+// zoneSubnetField names mapping i's subnet in messages.
+func zoneSubnetField(i int, m *infrav1.AZSubnetMapping) string {
+	return fmt.Sprintf("spec.apiServerLoadBalancer.availabilityZoneSubnets[%d].subnet (availability zone %s)", i, m.AvailabilityZone)
+}
+
+// CheckReferences resolves what the spec's load balancer section points at in the cloud (its
+// network; the single load balancer's subnet or the zones'; its Octavia flavor) without creating
+// anything, and returns the first reference the cloud refutes; a zone's subnet counts only when
+// no zone has a usable one (otherwise the zone is reported alone, Plan.Invalid). The cluster
+// reconciler calls it before the cluster's first resource is created, so that a spec that cannot
+// give a load balancer changes nothing.
+func (s *Service) CheckReferences(ctx context.Context, res Resolver, spec *infrav1.OpenStackClusterSpec) error {
+	lb := spec.APIServerLoadBalancer
+	if lb.Network != nil {
+		n, err := res.ResolveNetworkParam(ctx, lb.Network, "spec.apiServerLoadBalancer.network")
+		if err != nil {
+			return err
+		}
+		if spec.APIServerLoadBalancersPerZone() {
+			// Zones are independent: one zone's wrong subnet does not hold back the others, only
+			// a spec where no zone has a usable subnet is refuted as a whole.
+			var first error
+			usable := 0
+			for i := range lb.AvailabilityZoneSubnets {
+				m := &lb.AvailabilityZoneSubnets[i]
+				_, err := res.ResolveSubnet(ctx, &m.Subnet, n.ID, zoneSubnetField(i, m))
+				if _, isSpec := report.AsSpecError(err); err != nil && !isSpec {
+					return err
+				}
+				if err == nil {
+					usable++
+				} else if first == nil {
+					first = err
+				}
+			}
+			if usable == 0 && first != nil {
+				return first
+			}
+		} else if len(lb.Subnets) > 0 {
+			if _, err := res.ResolveSubnet(ctx, &lb.Subnets[0], n.ID, "spec.apiServerLoadBalancer.subnets[0]"); err != nil {
+				return err
+			}
+		}
+	}
+	if name := ptr.Deref(lb.Flavor, ""); name != "" {
+		if _, err := s.flavorID(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // mappedSubnet resolves the subnet of mapping i, which must be on the load balancer network. The
 // subnet recorded in the zone's status entry is reused: a mapping's subnet cannot change.
 func mappedSubnet(ctx context.Context, res Resolver, network *infrav1.NetworkStatus, known *infrav1.LoadBalancer, m *infrav1.AZSubnetMapping, i int) (*infrav1.Subnet, error) {
@@ -339,8 +391,7 @@ func mappedSubnet(ctx context.Context, res Resolver, network *infrav1.NetworkSta
 		s := known.LoadBalancerNetwork.Subnets[0]
 		return &s, nil
 	}
-	field := fmt.Sprintf("spec.apiServerLoadBalancer.availabilityZoneSubnets[%d].subnet (availability zone %s)", i, m.AvailabilityZone)
-	sn, err := res.ResolveSubnet(ctx, &m.Subnet, network.ID, field)
+	sn, err := res.ResolveSubnet(ctx, &m.Subnet, network.ID, zoneSubnetField(i, m))
 	if err != nil {
 		return nil, err
 	}

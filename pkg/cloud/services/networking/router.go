@@ -86,30 +86,39 @@ func (s *Service) ReconcileRouter(ctx context.Context, name string, spec *infrav
 	return status, nil
 }
 
+// ResolveRouterParam returns the router spec.router selects: by ID, or the one router its filter
+// matches.
+func (s *Service) ResolveRouterParam(ctx context.Context, param *infrav1.RouterParam) (*routers.Router, error) {
+	if param.ID != nil {
+		r, err := s.client.GetRouter(ctx, *param.ID)
+		if clients.IsNotFound(err) {
+			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.id: router %s does not exist", *param.ID)}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("getting router %s: %w", *param.ID, err)
+		}
+		return r, nil
+	}
+	f := param.Filter
+	if f == nil {
+		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: "spec.router: set id or filter"}
+	}
+	tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
+	found, err := s.client.ListRouters(ctx, routers.ListOpts{Name: f.Name, Description: f.Description, ProjectID: f.ProjectID,
+		Tags: tags, TagsAny: tagsAny, NotTags: notTags, NotTagsAny: notTagsAny})
+	if err != nil {
+		return nil, fmt.Errorf("listing routers: %w", err)
+	}
+	if len(found) != 1 {
+		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.filter %s matches %d routers, want exactly one",
+			describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID, "tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny), len(found))}
+	}
+	return &found[0], nil
+}
+
 func (s *Service) findOrCreateRouter(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec, externalNetworkID string) (*routers.Router, error) {
 	if spec.Router != nil {
-		if spec.Router.ID != nil {
-			r, err := s.client.GetRouter(ctx, *spec.Router.ID)
-			if clients.IsNotFound(err) {
-				return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.id: router %s does not exist", *spec.Router.ID)}
-			}
-			if err != nil {
-				return nil, fmt.Errorf("getting router %s: %w", *spec.Router.ID, err)
-			}
-			return r, nil
-		}
-		f := spec.Router.Filter
-		tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
-		found, err := s.client.ListRouters(ctx, routers.ListOpts{Name: f.Name, Description: f.Description, ProjectID: f.ProjectID,
-			Tags: tags, TagsAny: tagsAny, NotTags: notTags, NotTagsAny: notTagsAny})
-		if err != nil {
-			return nil, fmt.Errorf("listing routers: %w", err)
-		}
-		if len(found) != 1 {
-			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.filter %s matches %d routers, want exactly one",
-				describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID, "tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny), len(found))}
-		}
-		return &found[0], nil
+		return s.ResolveRouterParam(ctx, spec.Router)
 	}
 
 	found, err := s.client.ListRouters(ctx, routers.ListOpts{Name: name})

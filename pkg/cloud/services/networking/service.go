@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -120,13 +121,20 @@ func names[T any](items []T, name func(T) string) string {
 	return strings.Join(out, ", ")
 }
 
-// describeFilter renders a filter for messages, with only the fields that are set.
+// describeFilter renders a filter for messages, with only the fields that are set; a value with
+// control, invisible or separating characters is quoted with them escaped, so that the message
+// shows what the spec holds.
 func describeFilter(fields ...string) string {
 	var set []string
 	for i := 0; i+1 < len(fields); i += 2 {
-		if fields[i+1] != "" {
-			set = append(set, fields[i]+"="+fields[i+1])
+		v := fields[i+1]
+		if v == "" {
+			continue
 		}
+		if q := strconv.Quote(v); q != `"`+v+`"` || strings.ContainsAny(v, " ,{}=") {
+			v = q
+		}
+		set = append(set, fields[i]+"="+v)
 	}
 	return "{" + strings.Join(set, ", ") + "}"
 }
