@@ -17,9 +17,11 @@
 # When the DNS server of hack/dns/up.sh runs ($CAPO_DNS_DIR/env exists), the plane also runs
 # ExternalDNS (hack/external-dns.sh), which publishes the provider's DNSEndpoints into it.
 #
-# With CAPO_MGMT_UPSTREAM set to upstream CAPO's directory (hack/upstream-capo.sh), the plane also
-# serves a control endpoint on 127.0.0.1 (its ready file's control= line) that runs upstream's
-# manager in place of this provider's and back: the end-to-end takeover spec uses it.
+# The plane restarts a manager that exits unasked, as a kubelet would, and serves a control
+# endpoint on 127.0.0.1 (its ready file's control= line) that kills, stops and starts managers
+# (the end-to-end crash and leader election specs use it). With CAPO_MGMT_UPSTREAM set to upstream
+# CAPO's directory (hack/upstream-capo.sh), the endpoint also runs upstream's manager in place of
+# this provider's and back: the end-to-end takeover spec uses it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/hack/lib.sh"

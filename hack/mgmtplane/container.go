@@ -44,14 +44,15 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 // providerPorts are the ports the provider's manager listens on, on the host's network.
 type providerPorts struct{ webhook, health, diagnostics int }
 
-// providerContainer prepares a runc bundle that runs the provider's manager from its image as
-// the release's Deployment runs it in a pod: its command and arguments (with the listening
-// addresses moved to 127.0.0.1 and free ports, which a shared host network needs), its user, no
-// capabilities, a read-only root, its ServiceAccount's token and the webhook certificate mounted
-// where the Deployment mounts them, and the API server as the in-cluster address. It returns the
-// process that runs the container.
-func providerContainer(ctx context.Context, cl client.Client, cfg *rest.Config, comps *components, image, dir, certs string,
-	ports providerPorts, extraArgs []string) (*process, error) {
+// providerContainers prepares runc bundles that run the provider's manager from its image as the
+// release's Deployment runs it in a pod, one per replica (ports has one entry per replica): its
+// command and arguments (with the listening addresses moved to 127.0.0.1 and free ports, which a
+// shared host network needs), its user, no capabilities, a read-only root, its ServiceAccount's
+// token and the webhook certificate mounted where the Deployment mounts them, the API server as
+// the in-cluster address, and a host name per replica as a pod's name would be. The replicas
+// share one unpacked root file system. It returns the processes that run the containers.
+func providerContainers(ctx context.Context, cl client.Client, cfg *rest.Config, comps *components, image, dir, certs string,
+	ports []providerPorts, extraArgs []string) ([]*process, error) {
 	bundle := filepath.Join(dir, "provider")
 	if err := os.RemoveAll(bundle); err != nil {
 		return nil, err
@@ -60,7 +61,10 @@ func providerContainer(ctx context.Context, cl client.Client, cfg *rest.Config, 
 	if err != nil {
 		return nil, err
 	}
-	rootfs := filepath.Join(bundle, "rootfs")
+	rootfs, err := filepath.Abs(filepath.Join(bundle, "rootfs"))
+	if err != nil {
+		return nil, err
+	}
 	if err := img.Unpack(rootfs); err != nil {
 		return nil, fmt.Errorf("unpacking %s: %w", image, err)
 	}
@@ -104,16 +108,10 @@ func providerContainer(ctx context.Context, cl client.Client, cfg *rest.Config, 
 		}
 	}
 
-	args := append(append([]string{}, c.Command...), c.Args...)
+	command := append(append([]string{}, c.Command...), c.Args...)
 	if len(c.Command) == 0 {
-		args = append(append([]string{}, img.Config.Entrypoint...), c.Args...)
+		command = append(append([]string{}, img.Config.Entrypoint...), c.Args...)
 	}
-	args = setFlag(args, "--health-addr", fmt.Sprintf("127.0.0.1:%d", ports.health))
-	args = setFlag(args, "--webhook-port", strconv.Itoa(ports.webhook))
-	args = setFlag(args, "--webhook-host", "127.0.0.1")
-	args = setFlag(args, "--diagnostics-address", fmt.Sprintf("127.0.0.1:%d", ports.diagnostics))
-	args = append(args, extraArgs...)
-
 	server, err := url.Parse(cfg.Host)
 	if err != nil {
 		return nil, err
@@ -123,46 +121,71 @@ func providerContainer(ctx context.Context, cl client.Client, cfg *rest.Config, 
 		env = append(env, e.Name+"="+e.Value)
 	}
 	env = append(env, "KUBERNETES_SERVICE_HOST="+server.Hostname(), "KUBERNETES_SERVICE_PORT="+server.Port())
-
-	spec := map[string]any{
-		"ociVersion": "1.0.2",
-		"process": map[string]any{
-			"terminal": false, "user": map[string]any{"uid": uid, "gid": gid},
-			"args": args, "env": env, "cwd": "/",
-			// The Deployment drops every capability and forbids privilege escalation.
-			"capabilities":    map[string]any{"bounding": []string{}, "effective": []string{}, "permitted": []string{}, "ambient": []string{}},
-			"noNewPrivileges": true,
-		},
-		"root":     map[string]any{"path": "rootfs", "readonly": true},
-		"hostname": "capo-controller-manager",
-		"mounts":   mounts,
-		"linux": map[string]any{
-			// No network namespace: the host's network, where the API server and the webhook
-			// clients are, on 127.0.0.1.
-			"namespaces":    []map[string]any{{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}},
-			"maskedPaths":   []string{"/proc/kcore", "/proc/keys", "/proc/timer_list", "/sys/firmware"},
-			"readonlyPaths": []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
-		},
-	}
-	data, err := json.MarshalIndent(spec, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o600); err != nil {
-		return nil, err
-	}
 	runc, err := exec.LookPath("runc")
 	if err != nil {
 		return nil, fmt.Errorf("runc is needed to run the provider's image (apt-get install runc): %w", err)
 	}
 	root := filepath.Join(dir, "runc")
-	id := "capo-controller-manager-" + strconv.Itoa(os.Getpid())
-	return &process{
-		name: "provider-manager", binary: runc, health: ports.health,
-		args: []string{"--root", root, "run", "--bundle", bundle, id},
-		// A container whose runc was killed would outlive it.
-		cleanup: func() { _ = exec.Command(runc, "--root", root, "delete", "--force", id).Run() },
-	}, nil
+
+	var replicas []*process
+	for i, p := range ports {
+		args := setFlag(append([]string{}, command...), "--health-addr", fmt.Sprintf("127.0.0.1:%d", p.health))
+		args = setFlag(args, "--webhook-port", strconv.Itoa(p.webhook))
+		args = setFlag(args, "--webhook-host", "127.0.0.1")
+		args = setFlag(args, "--diagnostics-address", fmt.Sprintf("127.0.0.1:%d", p.diagnostics))
+		args = append(args, extraArgs...)
+		spec := map[string]any{
+			"ociVersion": "1.0.2",
+			"process": map[string]any{
+				"terminal": false, "user": map[string]any{"uid": uid, "gid": gid},
+				"args": args, "env": env, "cwd": "/",
+				// The Deployment drops every capability and forbids privilege escalation.
+				"capabilities":    map[string]any{"bounding": []string{}, "effective": []string{}, "permitted": []string{}, "ambient": []string{}},
+				"noNewPrivileges": true,
+			},
+			"root": map[string]any{"path": rootfs, "readonly": true},
+			// A pod's host name is its name; leader election names the holder after it.
+			"hostname": fmt.Sprintf("capo-controller-manager-%d", i),
+			"mounts":   mounts,
+			"linux": map[string]any{
+				// No network namespace: the host's network, where the API server and the webhook
+				// clients are, on 127.0.0.1.
+				"namespaces":    []map[string]any{{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}},
+				"maskedPaths":   []string{"/proc/kcore", "/proc/keys", "/proc/timer_list", "/sys/firmware"},
+				"readonlyPaths": []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
+			},
+		}
+		data, err := json.MarshalIndent(spec, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		replicaBundle := filepath.Join(bundle, fmt.Sprintf("replica-%d", i))
+		if err := os.MkdirAll(replicaBundle, 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(replicaBundle, "config.json"), data, 0o600); err != nil {
+			return nil, err
+		}
+		id := fmt.Sprintf("capo-controller-manager-%d-%d", os.Getpid(), i)
+		replicas = append(replicas, &process{
+			name: replicaName(i), binary: runc, health: p.health,
+			args: []string{"--root", root, "run", "--bundle", replicaBundle, id},
+			// The manager is the container's first process: runc forwards SIGTERM to it, but a
+			// SIGKILL must go to the container itself, and a container whose runc was killed
+			// would outlive it.
+			killer:  func() error { return exec.Command(runc, "--root", root, "kill", id, "KILL").Run() },
+			cleanup: func() { _ = exec.Command(runc, "--root", root, "delete", "--force", id).Run() },
+		})
+	}
+	return replicas, nil
+}
+
+// replicaName is the name of the provider's replica i among the plane's managers (and its log's).
+func replicaName(i int) string {
+	if i == 0 {
+		return "provider-manager"
+	}
+	return fmt.Sprintf("provider-manager-%d", i)
 }
 
 // setFlag sets --name to value in args, replacing a --name=... or --name ... already there.

@@ -22,8 +22,15 @@ limitations under the License.
 // image with runc, with the Deployment's arguments, user and mounts, on the host's network. Both
 // managers serve their admission webhooks on 127.0.0.1. With --external-dns and --dns-env it also
 // runs ExternalDNS (its DNSEndpoint CRD installed), which publishes the DNSEndpoints the provider
-// writes into the DNS server hack/dns/up.sh started. With --upstream it also serves a control
-// endpoint that runs upstream CAPO's manager in place of this provider's and back (upstream.go).
+// writes into the DNS server hack/dns/up.sh started.
+//
+// Once ready it supervises the managers as a kubelet would (supervisor.go): one that exits
+// unasked is started again, so a crashed or killed provider costs the plane nothing. A control
+// endpoint on 127.0.0.1 kills (SIGKILL), stops and starts managers by name, including a second
+// replica of the provider (provider-manager-1, not started at first) for the leader election
+// spec; the provider's webhook configurations point at a port where the plane stands in for the
+// Service in front of the replicas. With --upstream the endpoint also runs upstream CAPO's manager
+// in place of this provider's and back (upstream.go).
 //
 // It runs until SIGINT or SIGTERM, then stops the managers and the API server. hack/mgmt/up.sh
 // starts it in the background and hack/mgmt/down.sh stops it; everything it writes is under --dir:
@@ -31,10 +38,10 @@ limitations under the License.
 //	kubeconfig            an administrator's kubeconfig for the API server
 //	logs/*.log            each manager's output; logs/mgmtplane.log this program's
 //	certs/                the webhook serving certificate and its CA
-//	provider/             the provider container's runc bundle (root file system, config.json)
+//	provider/             the provider containers' root file system and a runc bundle per replica
 //	ready                 written once every process answers its readiness probe; says where
-//	                      the API server, the provider's metrics, the DNS server and the
-//	                      control endpoint are
+//	                      the API server, the provider's metrics (replica 0's), the DNS server
+//	                      and the control endpoint are, and upstream CAPO's directory if given
 //
 // The provider's manager authenticates with a token of the components' ServiceAccount, bound
 // only to the components' roles, so a permission missing from them fails the end-to-end tests as
@@ -175,11 +182,13 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	ports, err := freePorts(11)
+	ports, err := freePorts(15)
 	if err != nil {
 		return err
 	}
-	capiWebhook, providerWebhook := ports[0], ports[1]
+	// The provider's webhook configurations point at webhookPort, where the plane stands in for
+	// the Service in front of the replicas' own webhook ports.
+	capiWebhook, webhookPort := ports[0], ports[1]
 	managers := []*process{
 		{
 			name: "capi-manager", binary: o.capiManager, health: ports[2],
@@ -191,19 +200,30 @@ func run(ctx context.Context, o options) error {
 			},
 		},
 	}
-	provider, err := providerContainer(ctx, c, admin, comps, o.providerImage, o.dir, certs,
-		providerPorts{webhook: providerWebhook, health: ports[4], diagnostics: ports[5]}, strings.Fields(o.providerArgs))
+	replicaPorts := []providerPorts{
+		{webhook: ports[4], health: ports[5], diagnostics: ports[6]},
+		{webhook: ports[7], health: ports[8], diagnostics: ports[9]},
+	}
+	replicas, err := providerContainers(ctx, c, admin, comps, o.providerImage, o.dir, certs, replicaPorts, strings.Fields(o.providerArgs))
 	if err != nil {
 		return err
 	}
+	// One replica runs, as the release's Deployment asks; the second waits for the control
+	// endpoint (the leader election spec).
+	provider := replicas[0]
 	managers = append(managers, provider)
+	svc, err := webhookService(webhookPort, []int{replicaPorts[0].webhook, replicaPorts[1].webhook})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = svc.Close() }()
 	dnsLine := ""
 	if o.externalDNS != "" {
 		dns, err := readDNSEnv(o.dnsEnv)
 		if err != nil {
 			return fmt.Errorf("ExternalDNS: %w", err)
 		}
-		edns, err := externalDNS(ctx, c, o.externalDNS, dns, filepath.Join(o.dir, "kubeconfig"), ports[6])
+		edns, err := externalDNS(ctx, c, o.externalDNS, dns, filepath.Join(o.dir, "kubeconfig"), ports[10])
 		if err != nil {
 			return fmt.Errorf("ExternalDNS: %w", err)
 		}
@@ -217,23 +237,25 @@ func run(ctx context.Context, o options) error {
 	if err := installWebhooks(ctx, c, capiWebhooks, "capi-", capiWebhook, caPEM); err != nil {
 		return err
 	}
-	if err := installWebhooks(ctx, c, comps.webhooks, "", providerWebhook, caPEM); err != nil {
+	if err := installWebhooks(ctx, c, comps.webhooks, "", webhookPort, caPEM); err != nil {
 		return err
 	}
 
-	exited := make(chan exit, 8)
+	sup := newSupervisor(logs, managers...)
+	sup.add(replicas[1])
 	for _, m := range managers {
-		if err := m.start(logs, exited); err != nil {
+		if err := m.start(logs, sup.exited); err != nil {
 			return err
 		}
 	}
 	defer func() {
+		replicas[1].stop()
 		for i := len(managers) - 1; i >= 0; i-- {
 			managers[i].stop()
 		}
 	}()
 	for _, m := range managers {
-		if err := m.waitReady(ctx, 3*time.Minute); err != nil {
+		if err := m.waitReady(ctx); err != nil {
 			return err
 		}
 	}
@@ -241,24 +263,32 @@ func run(ctx context.Context, o options) error {
 	if slices.Contains(provider.args, "--insecure-diagnostics=true") || slices.Contains(comps.deployment.Spec.Template.Spec.Containers[0].Args, "--insecure-diagnostics=true") {
 		metrics = "http"
 	}
-	controlLine := ""
+	mux := http.NewServeMux()
+	sup.routes(mux)
+	upstreamLine := ""
 	if o.upstream != "" {
-		sw, err := newSwitcher(o.upstream, c, comps, provider, providerWebhook, caPEM, logs, certs,
-			filepath.Join(o.dir, "kubeconfig"), upstreamPorts{webhook: ports[7], health: ports[8], diagnostics: ports[9]})
+		sw, err := newSwitcher(o.upstream, sup, c, comps, provider, webhookPort, caPEM, logs, certs,
+			filepath.Join(o.dir, "kubeconfig"), upstreamPorts{webhook: ports[11], health: ports[12], diagnostics: ports[13]})
 		if err != nil {
 			return fmt.Errorf("upstream CAPO: %w", err)
 		}
 		defer sw.stop()
-		if err := sw.serve(ports[10], exited); err != nil {
-			return err
-		}
-		controlLine = fmt.Sprintf("control=http://127.0.0.1:%d\n", ports[10])
+		sw.routes(mux)
+		upstreamLine = "upstream=" + o.upstream + "\n"
 	}
-	ready := fmt.Sprintf("server=%s\nkubeconfig=%s\nlogs=%s\nprovider_metrics=%s://127.0.0.1:%d/metrics\n%s%sstarted_in=%s\n", cfg.Host,
-		filepath.Join(o.dir, "kubeconfig"), logs, metrics, ports[5], dnsLine, controlLine, time.Since(start).Round(time.Millisecond))
+	control, err := serveControl(ports[14], mux)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = control.Close() }()
+	ready := fmt.Sprintf("server=%s\nkubeconfig=%s\nlogs=%s\nprovider_metrics=%s://127.0.0.1:%d/metrics\n%scontrol=http://127.0.0.1:%d\n%sstarted_in=%s\n", cfg.Host,
+		filepath.Join(o.dir, "kubeconfig"), logs, metrics, replicaPorts[0].diagnostics, dnsLine, ports[14], upstreamLine, time.Since(start).Round(time.Millisecond))
 	if err := os.WriteFile(filepath.Join(o.dir, "ready"), []byte(ready), 0o644); err != nil {
 		return err
 	}
+	sup.mu.Lock()
+	sup.ready = true
+	sup.mu.Unlock()
 	logf("management plane ready in %s", time.Since(start).Round(time.Millisecond))
 
 	for {
@@ -266,11 +296,13 @@ func run(ctx context.Context, o options) error {
 		case <-ctx.Done():
 			logf("stopping")
 			return nil
-		case e := <-exited:
+		case e := <-sup.exited:
 			if e.wanted {
-				continue // stopped on purpose (the control endpoint's switch)
+				continue // stopped or killed through the control endpoint
 			}
-			return fmt.Errorf("%s exited; see %s", e.name, filepath.Join(logs, e.name+".log"))
+			if err := sup.exitedUnasked(e); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -410,8 +442,11 @@ type process struct {
 	env []string
 	// cleanup, when set, runs once the process has exited.
 	cleanup func()
+	// killer, when set, SIGKILLs the process (a container's runc would survive its own kill).
+	killer  func() error
 	cmd     *exec.Cmd
 	done    chan struct{}
+	started time.Time
 	// stopping is set by stop: the exit is wanted.
 	stopping atomic.Bool
 	// runs counts the starts; the log is truncated at the first only.
@@ -447,6 +482,7 @@ func (p *process) start(logs string, exited chan<- exit) error {
 	}
 	done := make(chan struct{})
 	p.done = done
+	p.started = time.Now()
 	logf("started %s (pid %d)", p.name, p.cmd.Process.Pid)
 	go func() {
 		err := p.cmd.Wait()
@@ -462,7 +498,11 @@ func (p *process) start(logs string, exited chan<- exit) error {
 	return nil
 }
 
-func (p *process) waitReady(ctx context.Context, timeout time.Duration) error {
+// readyTimeout is how long a manager may take to answer its readiness probe.
+const readyTimeout = 3 * time.Minute
+
+func (p *process) waitReady(ctx context.Context) error {
+	timeout := readyTimeout
 	deadline := time.Now().Add(timeout)
 	path := p.healthPath
 	if path == "" {
@@ -491,14 +531,43 @@ func (p *process) waitReady(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
-func (p *process) stop() {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
+// running reports whether the process was started and has not exited.
+func (p *process) running() bool {
+	if p.done == nil {
+		return false
 	}
 	select {
 	case <-p.done:
-		return
+		return false
 	default:
+		return true
+	}
+}
+
+// kill SIGKILLs the process, as an out-of-memory kill or a node's loss would, and returns once it
+// has exited; the exit counts as wanted.
+func (p *process) kill() error {
+	p.stopping.Store(true)
+	var err error
+	if p.killer != nil {
+		err = p.killer()
+	} else {
+		err = p.cmd.Process.Kill()
+	}
+	if err != nil {
+		return fmt.Errorf("killing %s: %w", p.name, err)
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(20 * time.Second):
+		return fmt.Errorf("%s still runs 20s after SIGKILL", p.name)
+	}
+}
+
+func (p *process) stop() {
+	if !p.running() {
+		return
 	}
 	p.stopping.Store(true)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)

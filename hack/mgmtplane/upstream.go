@@ -18,9 +18,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -46,6 +44,7 @@ type upstreamPorts struct{ webhook, health, diagnostics int }
 // Upstream's manager runs as a process with an administrator's kubeconfig and without admission
 // webhooks: it is the "before" of the spec, not under test.
 type switcher struct {
+	sup         *supervisor
 	c           client.Client
 	comps       *components
 	ours        *process
@@ -56,12 +55,10 @@ type switcher struct {
 	logs        string
 
 	mu      sync.Mutex
-	exited  chan<- exit
 	running string
-	server  *http.Server
 }
 
-func newSwitcher(dir string, c client.Client, comps *components, ours *process, oursWebhook int, caPEM []byte,
+func newSwitcher(dir string, sup *supervisor, c client.Client, comps *components, ours *process, oursWebhook int, caPEM []byte,
 	logs, certs, kubeconfig string, ports upstreamPorts) (*switcher, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "crds", "*.yaml"))
 	if err != nil {
@@ -82,8 +79,8 @@ func newSwitcher(dir string, c client.Client, comps *components, ours *process, 
 	if _, err := os.Stat(manager); err != nil {
 		return nil, err
 	}
-	return &switcher{
-		c: c, comps: comps, ours: ours, crds: crds, oursWebhook: oursWebhook, caPEM: caPEM, logs: logs,
+	s := &switcher{
+		sup: sup, c: c, comps: comps, ours: ours, crds: crds, oursWebhook: oursWebhook, caPEM: caPEM, logs: logs,
 		running: "ours",
 		upstream: &process{
 			name: "upstream-capo-manager", binary: manager, health: ports.health,
@@ -94,18 +91,14 @@ func newSwitcher(dir string, c client.Client, comps *components, ours *process, 
 				"--diagnostics-address", fmt.Sprintf("127.0.0.1:%d", ports.diagnostics), "--insecure-diagnostics",
 			},
 		},
-	}, nil
+	}
+	sup.add(s.upstream)
+	return s, nil
 }
 
-// serve answers POST /provider/upstream and POST /provider/ours on 127.0.0.1:port: each returns
-// once the named provider's manager is ready (200), or says why it is not (500).
-func (s *switcher) serve(port int, exited chan<- exit) error {
-	s.exited = exited
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return err
-	}
-	mux := http.NewServeMux()
+// routes adds POST /provider/upstream and POST /provider/ours to the control endpoint: each
+// returns once the named provider's manager is ready (200), or says why it is not (500).
+func (s *switcher) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /provider/{to}", func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		if err := s.switchTo(r.Context(), r.PathValue("to")); err != nil {
@@ -116,18 +109,14 @@ func (s *switcher) serve(port int, exited chan<- exit) error {
 		logf("switched to %s in %s", r.PathValue("to"), time.Since(start).Round(time.Millisecond))
 		_, _ = fmt.Fprintf(w, "running=%s\nswitched_in=%s\n", r.PathValue("to"), time.Since(start).Round(time.Millisecond))
 	})
-	s.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := s.server.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logf("control endpoint: %v", err)
-		}
-	}()
-	return nil
 }
 
 func (s *switcher) switchTo(ctx context.Context, to string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The supervisor neither restarts nor lets the control endpoint touch a manager mid-switch.
+	s.sup.mu.Lock()
+	defer s.sup.mu.Unlock()
 	if to != "ours" && to != "upstream" {
 		return fmt.Errorf("no provider %q: ours or upstream", to)
 	}
@@ -148,11 +137,11 @@ func (s *switcher) switchTo(ctx context.Context, to string) error {
 		if err := (&components{install: s.crds}).apply(ctx, s.c); err != nil {
 			return err
 		}
-		if err := s.upstream.start(s.logs, s.exited); err != nil {
+		if err := s.upstream.start(s.logs, s.sup.exited); err != nil {
 			return err
 		}
 		s.running = to
-		return s.upstream.waitReady(ctx, 3*time.Minute)
+		return s.upstream.waitReady(ctx)
 	}
 	s.upstream.stop()
 	s.running = "none"
@@ -162,17 +151,12 @@ func (s *switcher) switchTo(ctx context.Context, to string) error {
 	if err := installWebhooks(ctx, s.c, s.comps.webhooks, "", s.oursWebhook, s.caPEM); err != nil {
 		return err
 	}
-	if err := s.ours.start(s.logs, s.exited); err != nil {
+	if err := s.ours.start(s.logs, s.sup.exited); err != nil {
 		return err
 	}
 	s.running = to
-	return s.ours.waitReady(ctx, 3*time.Minute)
+	return s.ours.waitReady(ctx)
 }
 
-// stop closes the control endpoint and stops upstream's manager if it runs.
-func (s *switcher) stop() {
-	if s.server != nil {
-		_ = s.server.Close()
-	}
-	s.upstream.stop()
-}
+// stop stops upstream's manager if it runs.
+func (s *switcher) stop() { s.upstream.stop() }

@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -39,6 +40,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
@@ -59,6 +61,9 @@ func BenchmarkScale(b *testing.B) {
 	if os.Getenv("CAPO_BENCH_SCALE") == "" {
 		b.Skip("set CAPO_BENCH_SCALE=1 to run the scale benchmark (minutes; outside CI)")
 	}
+	// The reconcilers' logs would cost more than they do; controller-runtime warns when no
+	// logger was ever set.
+	ctrllog.SetLogger(logr.Discard())
 	sizes := []int{50, 100, 200}
 	if s := os.Getenv("CAPO_BENCH_SCALE_SIZES"); s != "" {
 		sizes = nil

@@ -65,7 +65,7 @@ var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered
 	)
 
 	BeforeAll(func(ctx SpecContext) {
-		if control, _ := localenv.PlaneValue(mgmtDir(), "control"); control == "" {
+		if upstream, _ := localenv.PlaneValue(mgmtDir(), "upstream"); upstream == "" {
 			Skip("the management plane runs without upstream CAPO (hack/e2e.sh sets CAPO_MGMT_UPSTREAM)")
 		}
 		switchProvider(ctx, "upstream")

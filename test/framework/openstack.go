@@ -24,14 +24,19 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
@@ -90,4 +95,94 @@ func (inv Inventory) Since(before Inventory) []string {
 	}
 	sort.Strings(added)
 	return added
+}
+
+// Duplicates lists, as "kind name xN", every name that more than one resource of a kind carries
+// in the project, among the names that contain mark: load balancers, listeners, pools, health
+// monitors, pool members (per pool), ports, servers, security groups, networks, subnets and
+// routers by name, floating IPs by description. Something a controller created twice for one
+// purpose shows here, since it names what it creates after the purpose.
+func Duplicates(ctx context.Context, cl *scope.Clients, mark string) ([]string, error) {
+	counts := map[string]int{}
+	count := func(kind string, names ...string) {
+		for _, n := range names {
+			if strings.Contains(n, mark) {
+				counts[kind+" "+n]++
+			}
+		}
+	}
+	var errs []error
+	lbs, err := cl.LoadBalancer.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
+	errs = append(errs, err)
+	for _, x := range lbs {
+		count("load balancer", x.Name)
+	}
+	ls, err := cl.LoadBalancer.ListListeners(ctx, listeners.ListOpts{})
+	errs = append(errs, err)
+	for _, x := range ls {
+		count("listener", x.Name)
+	}
+	ps, err := cl.LoadBalancer.ListPools(ctx, pools.ListOpts{})
+	errs = append(errs, err)
+	for _, x := range ps {
+		count("pool", x.Name)
+		if strings.Contains(x.Name, mark) {
+			members, err := cl.LoadBalancer.ListMembers(ctx, x.ID, pools.ListMembersOpts{})
+			errs = append(errs, err)
+			for _, m := range members {
+				counts["member "+m.Name+" of pool "+x.Name]++
+			}
+		}
+	}
+	ms, err := cl.LoadBalancer.ListMonitors(ctx, monitors.ListOpts{})
+	errs = append(errs, err)
+	for _, x := range ms {
+		count("health monitor", x.Name)
+	}
+	fips, err := cl.Network.ListFloatingIPs(ctx, floatingips.ListOpts{})
+	errs = append(errs, err)
+	for _, x := range fips {
+		count("floating IP described", x.Description)
+	}
+	portList, err := cl.Network.ListPorts(ctx, ports.ListOpts{})
+	errs = append(errs, err)
+	for _, x := range portList {
+		count("port", x.Name)
+	}
+	sgs, err := cl.Network.ListSecGroups(ctx, groups.ListOpts{})
+	errs = append(errs, err)
+	for _, x := range sgs {
+		count("security group", x.Name)
+	}
+	nets, err := cl.Network.ListNetworks(ctx, networks.ListOpts{})
+	errs = append(errs, err)
+	for _, x := range nets {
+		count("network", x.Name)
+	}
+	subs, err := cl.Network.ListSubnets(ctx, subnets.ListOpts{})
+	errs = append(errs, err)
+	for _, x := range subs {
+		count("subnet", x.Name)
+	}
+	rs, err := cl.Network.ListRouters(ctx, routers.ListOpts{})
+	errs = append(errs, err)
+	for _, x := range rs {
+		count("router", x.Name)
+	}
+	srvs, err := cl.Compute.ListServers(ctx, servers.ListOpts{})
+	errs = append(errs, err)
+	for _, x := range srvs {
+		count("server", x.Name)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var dups []string
+	for k, n := range counts {
+		if n > 1 {
+			dups = append(dups, fmt.Sprintf("%s x%d", k, n))
+		}
+	}
+	sort.Strings(dups)
+	return dups, nil
 }
