@@ -139,21 +139,16 @@ var _ = Describe("A manager killed at random moments", Ordered, func() {
 			cluster.Name, cluster.Namespace = name, namespace
 			Expect(client.IgnoreNotFound(kube.Delete(ctx, cluster))).To(Succeed())
 		}
-		kills := killWhile(ctx, rng, "crash-", 3, func(g Gomega) {
+		gone := func(g Gomega) {
 			for _, key := range []client.ObjectKey{keyA, keyB} {
 				err := kube.Get(ctx, key, &clusterv1.Cluster{})
 				g.Expect(err).To(HaveOccurred())
 				g.Expect(client.IgnoreNotFound(err)).To(Succeed())
 			}
-		})
+		}
+		kills := killWhile(ctx, rng, "crash-", 3, gone)
 		Expect(kills).To(BeNumerically(">=", 1), "the clusters were killed during their deletion at least once")
-		Eventually(func(g Gomega) {
-			for _, key := range []client.ObjectKey{keyA, keyB} {
-				err := kube.Get(ctx, key, &clusterv1.Cluster{})
-				g.Expect(err).To(HaveOccurred())
-				g.Expect(client.IgnoreNotFound(err)).To(Succeed())
-			}
-		}).WithTimeout(5*time.Minute).WithPolling(time.Second).Should(Succeed(), "both Clusters are deleted")
+		Eventually(gone).WithTimeout(5*time.Minute).WithPolling(time.Second).Should(Succeed(), "both Clusters are deleted")
 		expectNothingLeft(ctx, baseline)
 		GinkgoWriter.Printf("both clusters deleted through %d kills in %s\n", kills, time.Since(start).Round(100*time.Millisecond))
 	}, NodeTimeout(10*time.Minute))

@@ -104,77 +104,44 @@ func (inv Inventory) Since(before Inventory) []string {
 // purpose shows here, since it names what it creates after the purpose.
 func Duplicates(ctx context.Context, cl *scope.Clients, mark string) ([]string, error) {
 	counts := map[string]int{}
-	count := func(kind string, names ...string) {
-		for _, n := range names {
-			if strings.Contains(n, mark) {
-				counts[kind+" "+n]++
+	lb, net := cl.LoadBalancer, cl.Network
+	err := errors.Join(
+		tally(counts, "load balancer", mark, func() ([]loadbalancers.LoadBalancer, error) {
+			return lb.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
+		}, func(x loadbalancers.LoadBalancer) string { return x.Name }),
+		tally(counts, "listener", mark, func() ([]listeners.Listener, error) { return lb.ListListeners(ctx, listeners.ListOpts{}) },
+			func(x listeners.Listener) string { return x.Name }),
+		tally(counts, "health monitor", mark, func() ([]monitors.Monitor, error) { return lb.ListMonitors(ctx, monitors.ListOpts{}) },
+			func(x monitors.Monitor) string { return x.Name }),
+		tally(counts, "floating IP described", mark, func() ([]floatingips.FloatingIP, error) {
+			return net.ListFloatingIPs(ctx, floatingips.ListOpts{})
+		}, func(x floatingips.FloatingIP) string { return x.Description }),
+		tally(counts, "port", mark, func() ([]ports.Port, error) { return net.ListPorts(ctx, ports.ListOpts{}) },
+			func(x ports.Port) string { return x.Name }),
+		tally(counts, "security group", mark, func() ([]groups.SecGroup, error) { return net.ListSecGroups(ctx, groups.ListOpts{}) },
+			func(x groups.SecGroup) string { return x.Name }),
+		tally(counts, "network", mark, func() ([]networks.Network, error) { return net.ListNetworks(ctx, networks.ListOpts{}) },
+			func(x networks.Network) string { return x.Name }),
+		tally(counts, "subnet", mark, func() ([]subnets.Subnet, error) { return net.ListSubnets(ctx, subnets.ListOpts{}) },
+			func(x subnets.Subnet) string { return x.Name }),
+		tally(counts, "router", mark, func() ([]routers.Router, error) { return net.ListRouters(ctx, routers.ListOpts{}) },
+			func(x routers.Router) string { return x.Name }),
+		tally(counts, "server", mark, func() ([]servers.Server, error) { return cl.Compute.ListServers(ctx, servers.ListOpts{}) },
+			func(x servers.Server) string { return x.Name }),
+		// Members are named after their machine: counted per pool of the cluster's.
+		tally(counts, "pool", mark, func() ([]pools.Pool, error) {
+			all, err := lb.ListPools(ctx, pools.ListOpts{})
+			for _, p := range all {
+				if err == nil && strings.Contains(p.Name, mark) {
+					err = tally(counts, "member of pool "+p.Name, "", func() ([]pools.Member, error) {
+						return lb.ListMembers(ctx, p.ID, pools.ListMembersOpts{})
+					}, func(m pools.Member) string { return m.Name })
+				}
 			}
-		}
-	}
-	var errs []error
-	lbs, err := cl.LoadBalancer.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
-	errs = append(errs, err)
-	for _, x := range lbs {
-		count("load balancer", x.Name)
-	}
-	ls, err := cl.LoadBalancer.ListListeners(ctx, listeners.ListOpts{})
-	errs = append(errs, err)
-	for _, x := range ls {
-		count("listener", x.Name)
-	}
-	ps, err := cl.LoadBalancer.ListPools(ctx, pools.ListOpts{})
-	errs = append(errs, err)
-	for _, x := range ps {
-		count("pool", x.Name)
-		if strings.Contains(x.Name, mark) {
-			members, err := cl.LoadBalancer.ListMembers(ctx, x.ID, pools.ListMembersOpts{})
-			errs = append(errs, err)
-			for _, m := range members {
-				counts["member "+m.Name+" of pool "+x.Name]++
-			}
-		}
-	}
-	ms, err := cl.LoadBalancer.ListMonitors(ctx, monitors.ListOpts{})
-	errs = append(errs, err)
-	for _, x := range ms {
-		count("health monitor", x.Name)
-	}
-	fips, err := cl.Network.ListFloatingIPs(ctx, floatingips.ListOpts{})
-	errs = append(errs, err)
-	for _, x := range fips {
-		count("floating IP described", x.Description)
-	}
-	portList, err := cl.Network.ListPorts(ctx, ports.ListOpts{})
-	errs = append(errs, err)
-	for _, x := range portList {
-		count("port", x.Name)
-	}
-	sgs, err := cl.Network.ListSecGroups(ctx, groups.ListOpts{})
-	errs = append(errs, err)
-	for _, x := range sgs {
-		count("security group", x.Name)
-	}
-	nets, err := cl.Network.ListNetworks(ctx, networks.ListOpts{})
-	errs = append(errs, err)
-	for _, x := range nets {
-		count("network", x.Name)
-	}
-	subs, err := cl.Network.ListSubnets(ctx, subnets.ListOpts{})
-	errs = append(errs, err)
-	for _, x := range subs {
-		count("subnet", x.Name)
-	}
-	rs, err := cl.Network.ListRouters(ctx, routers.ListOpts{})
-	errs = append(errs, err)
-	for _, x := range rs {
-		count("router", x.Name)
-	}
-	srvs, err := cl.Compute.ListServers(ctx, servers.ListOpts{})
-	errs = append(errs, err)
-	for _, x := range srvs {
-		count("server", x.Name)
-	}
-	if err := errors.Join(errs...); err != nil {
+			return all, err
+		}, func(x pools.Pool) string { return x.Name }),
+	)
+	if err != nil {
 		return nil, err
 	}
 	var dups []string
@@ -185,4 +152,18 @@ func Duplicates(ctx context.Context, cl *scope.Clients, mark string) ([]string, 
 	}
 	sort.Strings(dups)
 	return dups, nil
+}
+
+// tally counts, in counts, the names (by name) of what list returns that contain mark.
+func tally[T any](counts map[string]int, kind, mark string, list func() ([]T, error), name func(T) string) error {
+	items, err := list()
+	if err != nil {
+		return fmt.Errorf("listing %ss: %w", kind, err)
+	}
+	for _, x := range items {
+		if n := name(x); strings.Contains(n, mark) {
+			counts[kind+" "+n]++
+		}
+	}
+	return nil
 }
