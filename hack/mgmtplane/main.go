@@ -249,6 +249,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	defer func() {
+		sup.shutdown()
 		replicas[1].stop()
 		for i := len(managers) - 1; i >= 0; i-- {
 			managers[i].stop()

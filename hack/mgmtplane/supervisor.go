@@ -46,6 +46,15 @@ type supervisor struct {
 	crashes map[string]int
 	// ready is set once the plane is ready: before, an exit fails the plane.
 	ready bool
+	// closed is set when the plane stops: nothing is started again after that.
+	closed bool
+}
+
+// shutdown makes sure no pending restart starts a manager while or after the plane stops.
+func (s *supervisor) shutdown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
 }
 
 func newSupervisor(logs string, procs ...*process) *supervisor {
@@ -85,8 +94,8 @@ func (s *supervisor) exitedUnasked(e exit) error {
 	time.AfterFunc(pause, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if p.running() || p.stopping.Load() {
-			return // started or stopped through the control endpoint meanwhile
+		if s.closed || p.running() || p.stopping.Load() {
+			return // the plane stops, or the control endpoint started or stopped it meanwhile
 		}
 		if err := p.start(s.logs, s.exited); err != nil {
 			logf("starting %s again: %v", e.name, err)
