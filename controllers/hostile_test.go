@@ -263,7 +263,7 @@ func containsAll(s string, parts []string) bool {
 func keys(inv []fakeopenstack.Resource) []string {
 	out := make([]string, 0, len(inv))
 	for _, r := range inv {
-		out = append(out, r.Kind+" "+r.ID+" "+r.Name)
+		out = append(out, r.String())
 	}
 	slices.Sort(out)
 	return out

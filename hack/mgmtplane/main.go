@@ -503,8 +503,7 @@ func (p *process) start(logs string, exited chan<- exit) error {
 const readyTimeout = 3 * time.Minute
 
 func (p *process) waitReady(ctx context.Context) error {
-	timeout := readyTimeout
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(readyTimeout)
 	path := p.healthPath
 	if path == "" {
 		path = "/readyz"
@@ -527,7 +526,7 @@ func (p *process) waitReady(ctx context.Context) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready within %s", p.name, timeout)
+			return fmt.Errorf("%s not ready within %s", p.name, readyTimeout)
 		}
 	}
 }

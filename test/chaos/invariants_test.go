@@ -190,7 +190,7 @@ func names(inv []fakeopenstack.Resource, kind string) []string {
 
 // inventoryDiff lists what is in one inventory and not in the other, by kind and ID.
 func inventoryDiff(before, after []fakeopenstack.Resource) string {
-	key := func(r fakeopenstack.Resource) string { return r.Kind + " " + r.ID + " " + r.Name }
+	key := fakeopenstack.Resource.String
 	was := map[string]bool{}
 	for _, r := range before {
 		was[key(r)] = true

@@ -21,9 +21,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
-	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -210,16 +208,7 @@ func mgmtDir() string {
 // switchProvider asks the management plane to run upstream CAPO's manager ("upstream") or this
 // provider's ("ours"), and returns once it is ready.
 func switchProvider(ctx context.Context, to string) {
-	control, err := localenv.PlaneValue(mgmtDir(), "control")
-	Expect(err).NotTo(HaveOccurred())
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, control+"/provider/"+to, nil)
-	Expect(err).NotTo(HaveOccurred())
-	resp, err := http.DefaultClient.Do(req)
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(resp.Body)
-	Expect(resp.StatusCode).To(Equal(http.StatusOK), "switching the plane to %s: %s", to, body)
-	GinkgoWriter.Printf("management plane: %s", body)
+	planePost(ctx, "/provider/"+to)
 }
 
 // ourCondition checks that condition t is True as this provider writes it: with a reason

@@ -31,6 +31,9 @@ type Resource struct {
 	Owner string
 }
 
+// String is "kind id name", how tests tell objects apart when they compare inventories.
+func (r Resource) String() string { return r.Kind + " " + r.ID + " " + r.Name }
+
 // Inventory lists every object of the cloud, in creation order, without counting calls or
 // applying faults: for tests that check invariants while faults are injected.
 func (c *Cloud) Inventory() []Resource {
