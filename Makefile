@@ -176,7 +176,8 @@ lint: ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
-verify: ## Fail when go.mod, gofmt or any generated file is out of date.
+verify: ## Fail when go.mod, gofmt or any generated file is out of date, or when a CI script could swallow a failed step.
+	hack/lib_test.sh
 	go mod tidy -diff
 	@out="$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))"; \
 		if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi

@@ -21,13 +21,7 @@ export CAPO_MGMT_DIR="$mgmt_dir"
 artifacts="${CAPO_E2E_ARTIFACTS:-$root/_artifacts/e2e}"
 export CAPO_E2E_ARTIFACTS="$artifacts/specs"
 
-phase() {
-  local name=$1 start=$SECONDS
-  shift
-  echo "=== e2e: ${name}"
-  "$@"
-  echo "=== e2e: ${name}: $((SECONDS - start))s"
-}
+PHASE_PREFIX="e2e: "
 
 # The peers built from the module proxy (upstream CAPO's manager for the takeover spec, ExternalDNS
 # for the plane), once per version into the cache: in the background while the OpenStack and the

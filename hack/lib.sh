@@ -23,6 +23,23 @@ ENVTEST_ASSETS_DIR="${CAPO_CACHE_DIR}/envtest/${KUBERNETES_VERSION}-linux-amd64"
 
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 
+# phase NAME COMMAND... runs COMMAND between two lines that name it, the second with the seconds
+# it took, and returns COMMAND's exit status: a failed phase fails its caller whether the caller
+# runs under errexit or collects the status (`phase ... || rc=$?`, where bash ignores errexit
+# inside the function). PHASE_PREFIX (for example "e2e: ") is put before NAME.
+phase() {
+  local name=$1 start=$SECONDS rc=0
+  shift
+  echo "=== ${PHASE_PREFIX:-}${name}"
+  "$@" || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    echo "=== ${PHASE_PREFIX:-}${name}: $((SECONDS - start))s"
+  else
+    echo "=== ${PHASE_PREFIX:-}${name}: FAILED (exit status $rc) after $((SECONDS - start))s"
+  fi
+  return "$rc"
+}
+
 # apt_ensure PACKAGE... installs, as root, those of the Debian packages that are missing, without
 # starting any daemon their maintainer scripts would start; apt's output goes to $APT_LOG
 # (default: a temporary file, printed on failure). Waits for another apt to finish.

@@ -20,21 +20,12 @@ source "$root/hack/lib.sh"
 cd "$root"
 phases=(${CAPO_TEST_PHASES:-go bench image clusterctl e2e})
 
-phase() {
-  local name=$1 start=$SECONDS rc=0
-  shift
-  echo "=== ${name}"
-  "$@" || rc=$?
-  echo "=== ${name}: $((SECONDS - start))s"
-  return "$rc"
-}
-
 # go: the verbose log is kept; the package verdicts, each failing test's output and a count are
 # printed.
 go_suites() {
   local log rc=0 assets
   log="$(mktemp)"
-  assets="$(hack/envtest-assets.sh)"
+  assets="$(hack/envtest-assets.sh)" || return
   KUBEBUILDER_ASSETS="$assets" go test ${GO_TEST_FLAGS:--count=1} -v -tags contract ./... >"$log" 2>&1 || rc=$?
   grep -E '^(ok|FAIL|---)|^panic' "$log" | grep -vE '^--- PASS' || true
   if [ "$rc" -ne 0 ]; then
