@@ -25,6 +25,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -70,8 +71,9 @@ type hostileCase struct {
 	// setup, for a cluster case, adds to the decoys.
 	setup   func(cloud *fakeopenstack.Cloud)
 	machine func(s *infrav1.OpenStackMachineSpec)
-	// want are what one condition's message must all contain: the field and the value.
-	want []string
+	// condition, reason and message are the False condition the object must end with, exactly;
+	// "<vip>" in message stands for the decoys' network's ID.
+	condition, reason, message string
 }
 
 func hostileCases() []hostileCase {
@@ -88,7 +90,8 @@ func hostileCases() []hostileCase {
 	return []hostileCase{
 		{name: "external network ID that does not exist", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			s.ExternalNetwork = &infrav1.NetworkParam{ID: ptr.To(missingID)}
-		}, want: []string{"spec.externalNetwork.id", missingID}},
+		}, condition: infrav1.NetworkReadyCondition, reason: infrav1.ExternalNetworkNotFoundReason,
+			message: "spec.externalNetwork.id: network " + missingID + " does not exist"},
 		{name: "external network filter matching two networks", setup: func(cloud *fakeopenstack.Cloud) {
 			// Not among the decoys: two more external networks would leave every other spec's
 			// external network ambiguous.
@@ -96,93 +99,119 @@ func hostileCases() []hostileCase {
 			cloud.AddNetwork("ext-twin", true)
 		}, cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			s.ExternalNetwork = byName("ext-twin")
-		}, want: []string{"spec.externalNetwork", "ext-twin", "2"}},
+		}, condition: infrav1.NetworkReadyCondition, reason: infrav1.ExternalNetworkNotFoundReason,
+			message: "spec.externalNetwork.filter: {name=ext-twin} matches 2 external networks (ext-twin, ext-twin), want exactly one"},
 		{name: "external network filter with control characters and unicode", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			s.ExternalNetwork = byName("pub\tlic\u200b☃")
-		}, want: []string{"spec.externalNetwork", "pub\\tlic\\u200b☃"}},
+		}, condition: infrav1.NetworkReadyCondition, reason: infrav1.ExternalNetworkNotFoundReason,
+			message: `spec.externalNetwork.filter: {name="pub\tlic\u200b☃"} matches 0 external networks, want exactly one`},
 		{name: "network ID that does not exist", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			s.ManagedSubnets, s.Network = nil, &infrav1.NetworkParam{ID: ptr.To(missingID)}
-		}, want: []string{"spec.network.id", missingID}},
+		}, condition: infrav1.NetworkReadyCondition, reason: infrav1.NetworkNotFoundReason,
+			message: "spec.network.id: network " + missingID + " does not exist"},
 		{name: "network filter matching two networks", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			s.ManagedSubnets, s.Network = nil, byName("twin")
-		}, want: []string{"spec.network", "twin", "2 networks"}},
+		}, condition: infrav1.NetworkReadyCondition, reason: infrav1.NetworkNotFoundReason,
+			message: "spec.network.filter: {name=twin} matches 2 networks, want exactly one"},
 		{name: "network filter in another script", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			s.ManagedSubnets, s.Network = nil, byName("сеть-網絡")
-		}, want: []string{"spec.network", "сеть-網絡", "0 networks"}},
+		}, condition: infrav1.NetworkReadyCondition, reason: infrav1.NetworkNotFoundReason,
+			message: "spec.network.filter: {name=сеть-網絡} matches 0 networks, want exactly one"},
 		{name: "subnet filter matching two subnets", cluster: func(d decoys, s *infrav1.OpenStackClusterSpec) {
 			s.ManagedSubnets, s.Network = nil, &infrav1.NetworkParam{ID: ptr.To(d.network)}
 			s.Subnets = []infrav1.SubnetParam{subnetByName("twin-subnet")}
-		}, want: []string{"spec.subnets[0]", "twin-subnet", "2"}},
+		}, condition: infrav1.NetworkReadyCondition, reason: infrav1.NetworkNotFoundReason,
+			message: "spec.subnets[0].filter: {name=twin-subnet} matches 2 subnets on network <vip>, want exactly one"},
 		{name: "subnet ID that does not exist", cluster: func(d decoys, s *infrav1.OpenStackClusterSpec) {
 			s.ManagedSubnets, s.Network = nil, &infrav1.NetworkParam{ID: ptr.To(d.network)}
 			s.Subnets = []infrav1.SubnetParam{{ID: ptr.To(missingID)}}
-		}, want: []string{"spec.subnets[0].id", missingID}},
+		}, condition: infrav1.NetworkReadyCondition, reason: infrav1.NetworkNotFoundReason,
+			message: "spec.subnets[0].id: subnet " + missingID + " does not exist"},
 		{name: "router ID that does not exist", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			s.Router = &infrav1.RouterParam{ID: ptr.To(missingID)}
-		}, want: []string{"spec.router.id", missingID}},
+		}, condition: infrav1.NetworkReadyCondition, reason: infrav1.NetworkNotFoundReason,
+			message: "spec.router.id: router " + missingID + " does not exist"},
 		{name: "router filter matching two routers", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			s.Router = &infrav1.RouterParam{Filter: &infrav1.RouterFilter{Name: "twin-router"}}
-		}, want: []string{"spec.router.filter", "twin-router", "2 routers"}},
+		}, condition: infrav1.NetworkReadyCondition, reason: infrav1.NetworkNotFoundReason,
+			message: "spec.router.filter: {name=twin-router} matches 2 routers, want exactly one"},
 		{name: "load balancer network filter matching two networks", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			lb(s).Network = byName("twin")
-		}, want: []string{"spec.apiServerLoadBalancer.network", "twin", "2 networks"}},
+		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
+			message: "spec.apiServerLoadBalancer.network.filter: {name=twin} matches 2 networks, want exactly one; nothing is provisioned for it"},
 		{name: "load balancer subnet filter matching two subnets", cluster: func(d decoys, s *infrav1.OpenStackClusterSpec) {
 			l := lb(s)
 			l.Network = &infrav1.NetworkParam{ID: ptr.To(d.network)}
 			l.Subnets = []infrav1.SubnetParam{subnetByName("twin-subnet")}
-		}, want: []string{"spec.apiServerLoadBalancer.subnets[0]", "twin-subnet", "2"}},
+		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
+			message: "spec.apiServerLoadBalancer.subnets[0].filter: {name=twin-subnet} matches 2 subnets on network <vip>, want exactly one; nothing is provisioned for it"},
 		{name: "zone subnet filter matching two subnets", cluster: func(d decoys, s *infrav1.OpenStackClusterSpec) {
 			l := lb(s)
 			l.Network = &infrav1.NetworkParam{ID: ptr.To(d.network)}
 			l.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{{AvailabilityZone: "az1", Subnet: subnetByName("twin-subnet")}}
 			s.ControlPlaneEndpoint = dnsEndpoint()
-		}, want: []string{"spec.apiServerLoadBalancer.availabilityZoneSubnets[0].subnet", "twin-subnet", "2"}},
+		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
+			message: "az1: spec.apiServerLoadBalancer.availabilityZoneSubnets[0].subnet.filter: {name=twin-subnet} matches 2 subnets on network <vip>, want exactly one; nothing is provisioned for it"},
 		{name: "zone subnet ID that does not exist", cluster: func(d decoys, s *infrav1.OpenStackClusterSpec) {
 			l := lb(s)
 			l.Network = &infrav1.NetworkParam{ID: ptr.To(d.network)}
 			l.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{{AvailabilityZone: "az1", Subnet: infrav1.SubnetParam{ID: ptr.To(missingID)}}}
 			s.ControlPlaneEndpoint = dnsEndpoint()
-		}, want: []string{"spec.apiServerLoadBalancer.availabilityZoneSubnets[0].subnet.id", missingID}},
+		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
+			message: "az1: spec.apiServerLoadBalancer.availabilityZoneSubnets[0].subnet.id: subnet " + missingID + " does not exist; nothing is provisioned for it"},
 		{name: "load balancer flavor Octavia does not have", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			lb(s).Flavor = ptr.To("amphora-ultra")
-		}, want: []string{"spec.apiServerLoadBalancer.flavor", "amphora-ultra"}},
+		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
+			message: `spec.apiServerLoadBalancer.flavor: Octavia has no enabled flavor "amphora-ultra"`},
 
 		{name: "flavor that does not exist", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.Flavor = ptr.To("m9.colossal")
-		}, want: []string{"spec.flavor", "m9.colossal"}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: `spec.flavor: 0 flavors are named "m9.colossal", want exactly one`},
 		{name: "flavor name two flavors carry", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.Flavor = ptr.To("twin")
-		}, want: []string{"spec.flavor", "twin", "2 flavors"}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: `spec.flavor: 2 flavors are named "twin", want exactly one`},
 		{name: "flavor ID that does not exist", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.Flavor, s.FlavorID = nil, ptr.To(missingID)
-		}, want: []string{"spec.flavorID", missingID}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: "spec.flavorID: flavor " + missingID + " does not exist"},
 		{name: "image ID that does not exist", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.Image = infrav1.ImageParam{ID: ptr.To(missingID)}
-		}, want: []string{"spec.image.id", missingID}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: "spec.image.id: image " + missingID + " does not exist"},
 		{name: "image filter matching two images", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.Image = infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To("twin")}}
-		}, want: []string{"spec.image.filter", "twin", "2 images"}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: "spec.image.filter: {name=twin} matches 2 images, want exactly one"},
 		{name: "image name with a zero-width space", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.Image = infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To("ubuntu\u200b")}}
-		}, want: []string{"spec.image.filter", "0 images"}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: `spec.image.filter: {name="ubuntu\u200b"} matches 0 images, want exactly one`},
 		{name: "server group ID that does not exist", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.ServerGroup = &infrav1.ServerGroupParam{ID: ptr.To(missingID)}
-		}, want: []string{"spec.serverGroup.id", missingID}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: "spec.serverGroup.id: server group " + missingID + " does not exist"},
 		{name: "server group name two groups carry", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.ServerGroup = &infrav1.ServerGroupParam{Filter: &infrav1.ServerGroupFilter{Name: ptr.To("twin")}}
-		}, want: []string{"spec.serverGroup.filter.name", "twin", "2 server groups"}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: `spec.serverGroup.filter.name: 2 server groups are named "twin", want exactly one`},
 		{name: "SSH key pair that does not exist", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.SSHKeyName = "nobody's-key"
-		}, want: []string{"spec.sshKeyName", "nobody's-key"}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: `spec.sshKeyName: key pair "nobody's-key" does not exist`},
 		{name: "security group filter matching two groups", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.SecurityGroups = []infrav1.SecurityGroupParam{{Filter: &infrav1.SecurityGroupFilter{Name: "twin-sg"}}}
-		}, want: []string{"spec.securityGroups[0]", "twin-sg", "2 security groups"}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: "spec.securityGroups[0].filter: {name=twin-sg} matches 2 security groups, want exactly one"},
 		{name: "security group ID that does not exist", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.SecurityGroups = []infrav1.SecurityGroupParam{{ID: ptr.To(missingID)}}
-		}, want: []string{"spec.securityGroups[0].id", missingID}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: "spec.securityGroups[0].id: security group " + missingID + " does not exist"},
 		{name: "port on a network filter matching two networks", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.Ports = []infrav1.PortOpts{{Network: byName("twin")}}
-		}, want: []string{"spec.ports[0].network", "twin", "2 networks"}},
+		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
+			message: "spec.ports[0].network.filter: {name=twin} matches 2 networks, want exactly one"},
 	}
 }
 
@@ -216,12 +245,13 @@ func TestHostileSpecsOnlyTheCloudRefutesChangeNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			var cloud *fakeopenstack.Cloud
+			var d decoys
 			var baseline []fakeopenstack.Resource
 			var conds func(Gomega) []metav1.Condition
 			if tc.cluster != nil {
 				ns := fmt.Sprintf("hostile-%d", i)
 				cloud = newCloud(t, g, ns)
-				d := addDecoys(t, g, cloud)
+				d = addDecoys(t, g, cloud)
 				if tc.setup != nil {
 					tc.setup(cloud)
 				}
@@ -235,15 +265,11 @@ func TestHostileSpecsOnlyTheCloudRefutesChangeNothing(t *testing.T) {
 				osm := newMachine(g, ns, fmt.Sprintf("m%d", i), "az1", false, tc.machine)
 				conds = func(g Gomega) []metav1.Condition { return getMachine(g, osm).Status.Conditions }
 			}
+			want := strings.ReplaceAll(tc.message, "<vip>", d.network)
 			g.Eventually(func(g Gomega) {
-				var messages []string
-				for _, c := range conds(g) {
-					if c.Status == metav1.ConditionFalse && containsAll(c.Message, tc.want) {
-						return
-					}
-					messages = append(messages, c.Type+": "+c.Message)
-				}
-				g.Expect(messages).To(BeEmpty(), "no False condition names %q", tc.want)
+				c := meta.FindStatusCondition(conds(g), tc.condition)
+				g.Expect(c).NotTo(BeNil(), "no %s condition", tc.condition)
+				g.Expect([]string{string(c.Status), c.Reason, c.Message}).To(Equal([]string{string(metav1.ConditionFalse), tc.reason, want}))
 			}, eventually, poll).Should(Succeed())
 			g.Expect(keys(cloud.Inventory())).To(Equal(keys(baseline)), "the cloud is as it was before the object")
 		})

@@ -266,7 +266,7 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 		c := conditions.Get(got, infrav1.NetworkReadyCondition)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Reason).To(Equal(infrav1.NetworkNotFoundReason))
-		g.Expect(c.Message).To(Equal("spec.network.filter {name=does-not-exist} matches 0 networks, want exactly one"))
+		g.Expect(c.Message).To(Equal("spec.network.filter: {name=does-not-exist} matches 0 networks, want exactly one"))
 		g.Expect(conditions.IsFalse(got, infrav1.ReadyCondition)).To(BeTrue())
 	}, eventually, poll).Should(Succeed())
 }

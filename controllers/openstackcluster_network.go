@@ -22,9 +22,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 )
 
@@ -68,8 +70,14 @@ func (r *OpenStackClusterReconciler) checkReferences(ctx context.Context, c *clu
 		}
 	}
 	if spec.APIServerLoadBalancerEnabled() {
-		if err := r.loadBalancers(c).CheckReferences(ctx, c.net, spec); err != nil {
+		refuted, err := r.loadBalancers(c).CheckReferences(ctx, c.net, c.cluster.Namespace, c.cluster.Name, c.osc)
+		if err != nil {
 			return c.fail(infrav1.APIServerLoadBalancersReadyCondition, err), true
+		}
+		if len(refuted) > 0 {
+			// The condition the load balancer phase would set, word for word.
+			setLoadBalancersCondition(c.osc, loadbalancer.Summarize(refuted, nil, true, nil))
+			return phaseResult{stop: true, result: ctrl.Result{RequeueAfter: specErrorRequeue}}, true
 		}
 	}
 	return phaseResult{}, false

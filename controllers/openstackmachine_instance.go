@@ -27,6 +27,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -104,7 +105,7 @@ func machinePorts(ctx context.Context, net *networking.Service, m *machineScope)
 	if g := status.ControlPlaneSecurityGroup; m.controlPlane && g != nil {
 		managed = append(managed, g.ID)
 	}
-	machineGroups, err := resolveGroups(ctx, net, s.SecurityGroups, "spec.securityGroups")
+	machineGroups, err := resolveGroups(ctx, net, s.SecurityGroups, field.NewPath("spec", "securityGroups"))
 	if err != nil {
 		return nil, err
 	}
@@ -115,14 +116,14 @@ func machinePorts(ctx context.Context, net *networking.Service, m *machineScope)
 	ids := portIdentities(m.osm)
 	out := make([]compute.PortSpec, len(opts))
 	for i, o := range opts {
-		field := fmt.Sprintf("spec.ports[%d]", i)
+		path := field.NewPath("spec", "ports").Index(i)
 		p := compute.PortSpec{PortIdentity: ids[i], DisablePortSecurity: o.DisablePortSecurity}
 		if p.DisablePortSecurity == nil {
 			p.DisablePortSecurity = m.osc.Spec.DisablePortSecurity
 		}
 		switch {
 		case o.Network != nil:
-			n, err := net.ResolveNetworkParam(ctx, o.Network, field+".network")
+			n, err := net.ResolveNetworkParam(ctx, o.Network, path.Child("network"))
 			if err != nil {
 				return nil, err
 			}
@@ -130,12 +131,12 @@ func machinePorts(ctx context.Context, net *networking.Service, m *machineScope)
 		case status.Network != nil:
 			p.NetworkID = status.Network.ID
 		default:
-			return nil, &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: field + ".network: not set, and the cluster has no network"}
+			return nil, report.Refuted(infrav1.InstanceConfigurationErrorReason, path.Child("network"), "not set, and the cluster has no network")
 		}
 		for j, f := range o.FixedIPs {
 			ip := ports.IP{IPAddress: ptr.Deref(f.IPAddress, "")}
 			if f.Subnet != nil {
-				sn, err := net.ResolveSubnet(ctx, f.Subnet, p.NetworkID, fmt.Sprintf("%s.fixedIPs[%d].subnet", field, j))
+				sn, err := net.ResolveSubnet(ctx, f.Subnet, p.NetworkID, path.Child("fixedIPs").Index(j).Child("subnet"))
 				if err != nil {
 					return nil, err
 				}
@@ -146,7 +147,7 @@ func machinePorts(ctx context.Context, net *networking.Service, m *machineScope)
 		if !ptr.Deref(p.DisablePortSecurity, false) {
 			groups := machineGroups
 			if o.SecurityGroups != nil {
-				if groups, err = resolveGroups(ctx, net, o.SecurityGroups, field+".securityGroups"); err != nil {
+				if groups, err = resolveGroups(ctx, net, o.SecurityGroups, path.Child("securityGroups")); err != nil {
 					return nil, err
 				}
 			}
@@ -158,10 +159,10 @@ func machinePorts(ctx context.Context, net *networking.Service, m *machineScope)
 	return out, nil
 }
 
-func resolveGroups(ctx context.Context, net *networking.Service, params []infrav1.SecurityGroupParam, field string) ([]string, error) {
+func resolveGroups(ctx context.Context, net *networking.Service, params []infrav1.SecurityGroupParam, path *field.Path) ([]string, error) {
 	var ids []string
 	for i := range params {
-		id, err := net.ResolveSecurityGroup(ctx, &params[i], fmt.Sprintf("%s[%d]", field, i))
+		id, err := net.ResolveSecurityGroup(ctx, &params[i], path.Index(i))
 		if err != nil {
 			return nil, err
 		}

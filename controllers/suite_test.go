@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -68,6 +69,9 @@ func (c *cloudsByNamespace) NewClients(ctx context.Context, namespace string, re
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// The manager's own log is not the test's output: it is discarded (tests that read the log
+	// give the reconcilers a logger of their own).
+	ctrl.SetLogger(logr.Discard())
 	var err error
 	env, err = envtestutil.StartWithCRDs(filepath.Join(envtestutil.RepoRoot(), "test", "envtestutil", "testdata", "externaldns"))
 	if errors.Is(err, envtestutil.ErrNoAssets) && testing.Short() {

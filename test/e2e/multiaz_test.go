@@ -163,6 +163,13 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		server := serverOf(ctx, machines[1])
 		compute := computeClient(ctx)
 		Expect(servers.Stop(ctx, compute, server).ExtractErr()).To(Succeed())
+		// The outage starts when Nova has stopped the server, not when it was asked to: how long
+		// Nova takes is not the provider's.
+		Eventually(func(g Gomega) {
+			sv, err := servers.Get(ctx, compute, server).Extract()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(sv.Status).To(Equal("SHUTOFF"))
+		}).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
 		fault := time.Now()
 		watch := watchDNS(ctx, host, first)
 		waitDNS(ctx, host, first)

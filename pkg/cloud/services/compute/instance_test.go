@@ -335,7 +335,7 @@ func TestResolveNamesTheField(t *testing.T) {
 	_, err = svc.ResolveImage(ctx, &infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To("ubuntu"), Tags: []string{"k8s"}}})
 	_, isSpec = report.AsSpecError(err)
 	g.Expect(isSpec).To(BeTrue())
-	g.Expect(err).To(MatchError(`spec.image.filter (name="ubuntu" tags=k8s) matches 2 images, want exactly one`))
+	g.Expect(err).To(MatchError(`spec.image.filter: {name=ubuntu, tags=k8s} matches 2 images, want exactly one`))
 
 	m.image.EXPECT().GetImage(ctx, "i9").Return(nil, err404)
 	_, err = svc.ResolveImage(ctx, &infrav1.ImageParam{ID: ptr.To("i9")})

@@ -24,10 +24,18 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+)
+
+// The spec fields resolved here, for messages.
+var (
+	imagePath       = field.NewPath("spec", "image")
+	serverGroupPath = field.NewPath("spec", "serverGroup")
 )
 
 // ResolveFlavor returns the ID of the flavor spec.flavor names, or checks spec.flavorID.
@@ -35,7 +43,7 @@ func (s *Service) ResolveFlavor(ctx context.Context, name, id *string) (string, 
 	if id != nil {
 		f, err := s.compute.GetFlavor(ctx, *id)
 		if clients.IsNotFound(err) {
-			return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.flavorID: flavor %s does not exist", *id)}
+			return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, field.NewPath("spec", "flavorID"), "flavor %s does not exist", *id)
 		}
 		if err != nil {
 			return "", fmt.Errorf("getting flavor %s: %w", *id, err)
@@ -43,7 +51,7 @@ func (s *Service) ResolveFlavor(ctx context.Context, name, id *string) (string, 
 		return f.ID, nil
 	}
 	if name == nil {
-		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: "spec: set flavor or flavorID"}
+		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, field.NewPath("spec", "flavor"), "set flavor or flavorID")
 	}
 	all, err := s.compute.ListFlavors(ctx, flavors.ListOpts{AccessType: flavors.AllAccess})
 	if err != nil {
@@ -56,7 +64,7 @@ func (s *Service) ResolveFlavor(ctx context.Context, name, id *string) (string, 
 		}
 	}
 	if len(ids) != 1 {
-		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.flavor: %d flavors are named %q, want exactly one", len(ids), *name)}
+		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, field.NewPath("spec", "flavor"), "%d flavors are named %q, want exactly one", len(ids), *name)
 	}
 	return ids[0], nil
 }
@@ -66,7 +74,7 @@ func (s *Service) ResolveImage(ctx context.Context, param *infrav1.ImageParam) (
 	if param.ID != nil {
 		i, err := s.image.GetImage(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.image.id: image %s does not exist", *param.ID)}
+			return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, imagePath.Child("id"), "image %s does not exist", *param.ID)
 		}
 		if err != nil {
 			return "", fmt.Errorf("getting image %s: %w", *param.ID, err)
@@ -74,7 +82,7 @@ func (s *Service) ResolveImage(ctx context.Context, param *infrav1.ImageParam) (
 		return i.ID, nil
 	}
 	if param.Filter == nil {
-		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: "spec.image: set id or filter"}
+		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, imagePath, "set id or filter")
 	}
 	opts := images.ListOpts{Tags: param.Filter.Tags}
 	if param.Filter.Name != nil {
@@ -85,20 +93,13 @@ func (s *Service) ResolveImage(ctx context.Context, param *infrav1.ImageParam) (
 		return "", fmt.Errorf("listing images: %w", err)
 	}
 	if len(found) != 1 {
-		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.image.filter %s matches %d images, want exactly one", describeImageFilter(param.Filter), len(found))}
+		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, imagePath.Child("filter"), "%s matches %d images, want exactly one", describeImageFilter(param.Filter), len(found))
 	}
 	return found[0].ID, nil
 }
 
 func describeImageFilter(f *infrav1.ImageFilter) string {
-	var parts []string
-	if f.Name != nil {
-		parts = append(parts, fmt.Sprintf("name=%q", *f.Name))
-	}
-	if len(f.Tags) > 0 {
-		parts = append(parts, "tags="+strings.Join(f.Tags, ","))
-	}
-	return "(" + strings.Join(parts, " ") + ")"
+	return report.Filter("name", ptr.Deref(f.Name, ""), "tags", strings.Join(f.Tags, ","))
 }
 
 // ResolveServerGroup returns the ID of the server group spec.serverGroup selects; "" for nil.
@@ -107,7 +108,7 @@ func (s *Service) ResolveServerGroup(ctx context.Context, param *infrav1.ServerG
 		return "", nil
 	}
 	if param.ID == nil && (param.Filter == nil || param.Filter.Name == nil) {
-		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: "spec.serverGroup: set id or filter.name"}
+		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, serverGroupPath, "set id or filter.name")
 	}
 	all, err := s.compute.ListServerGroups(ctx, servergroups.ListOpts{})
 	if err != nil {
@@ -123,9 +124,9 @@ func (s *Service) ResolveServerGroup(ctx context.Context, param *infrav1.ServerG
 	case len(ids) == 1:
 		return ids[0], nil
 	case param.ID != nil:
-		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.serverGroup.id: server group %s does not exist", *param.ID)}
+		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, serverGroupPath.Child("id"), "server group %s does not exist", *param.ID)
 	default:
-		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.serverGroup.filter.name: %d server groups are named %q, want exactly one", len(ids), *param.Filter.Name)}
+		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, serverGroupPath.Child("filter", "name"), "%d server groups are named %q, want exactly one", len(ids), *param.Filter.Name)
 	}
 }
 
@@ -137,7 +138,7 @@ func (s *Service) CheckKeyPair(ctx context.Context, name string) error {
 	}
 	_, err := s.compute.GetKeyPair(ctx, name)
 	if clients.IsNotFound(err) {
-		return &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("spec.sshKeyName: key pair %q does not exist", name)}
+		return report.Refuted(infrav1.InstanceConfigurationErrorReason, field.NewPath("spec", "sshKeyName"), "key pair %q does not exist", name)
 	}
 	if err != nil {
 		return fmt.Errorf("getting key pair %s: %w", name, err)

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
@@ -201,7 +202,7 @@ func (s *Service) flavorID(ctx context.Context, name string) (string, error) {
 	}
 	id, ok := c.flavors[name]
 	if !ok {
-		return "", &report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf("spec.apiServerLoadBalancer.flavor: Octavia has no enabled flavor %q", name)}
+		return "", report.Refuted(infrav1.LoadBalancerConfigurationErrorReason, field.NewPath("spec", "apiServerLoadBalancer", "flavor"), "Octavia has no enabled flavor %q", name)
 	}
 	return id, nil
 }

@@ -181,9 +181,9 @@ func (s *Service) checkUserFloatingIP(ctx context.Context, d *Desired) error {
 	}
 	for _, fip := range fips {
 		if fip.PortID != "" {
-			return &report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf(
-				"%s: floating IP %s is associated with port %s (fixed IP %s), not with a load balancer of this cluster; "+
-					"disassociate it, or give %s another address", d.FloatingIP.Field, fip.FloatingIP, fip.PortID, fip.FixedIP, zoneWords(d.AvailabilityZone))}
+			return report.Refuted(infrav1.LoadBalancerConfigurationErrorReason, d.FloatingIP.Field,
+				"floating IP %s is associated with port %s (fixed IP %s), not with a load balancer of this cluster; disassociate it, or give %s another address",
+				fip.FloatingIP, fip.PortID, fip.FixedIP, zoneWords(d.AvailabilityZone))
 		}
 	}
 	return nil

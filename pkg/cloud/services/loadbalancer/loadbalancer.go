@@ -29,6 +29,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
@@ -89,7 +90,7 @@ type FloatingIP struct {
 	// Address is the user's address (apiServerFloatingIP, or the zone's floatingIP): used
 	// (allocated if missing), never deleted. Field is the spec field that gives it.
 	Address string
-	Field   string
+	Field   *field.Path
 	// Description marks a floating IP the controller allocates (FloatingIPDescription).
 	Description string
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -38,8 +39,8 @@ import (
 
 // Resolver finds what the spec names in Neutron; the networking service is one.
 type Resolver interface {
-	ResolveNetworkParam(ctx context.Context, param *infrav1.NetworkParam, field string) (*networks.Network, error)
-	ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam, networkID, field string) (*subnets.Subnet, error)
+	ResolveNetworkParam(ctx context.Context, param *infrav1.NetworkParam, path *field.Path) (*networks.Network, error)
+	ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam, networkID string, path *field.Path) (*subnets.Subnet, error)
 }
 
 // Plan is what one reconcile does with a cluster's API server load balancers.
@@ -78,16 +79,16 @@ func NewPlan(ctx context.Context, res Resolver, namespace, cluster string, osc *
 	// floatingIP is the floating IP of a zone's load balancer (az "" for the single one): the
 	// address the user gave it (apiServerFloatingIP for the first, or the zone's floatingIP),
 	// else one the controller allocates.
-	floatingIP := func(az string, first bool, zone *infrav1.AZSubnetMapping, field string) *FloatingIP {
+	floatingIP := func(az string, first bool, zone *infrav1.AZSubnetMapping, path *field.Path) *FloatingIP {
 		if ptr.Deref(osc.Spec.DisableAPIServerFloatingIP, false) || status.ExternalNetwork == nil {
 			return nil
 		}
 		f := &FloatingIP{ExternalNetworkID: status.ExternalNetwork.ID, Description: FloatingIPDescription(namespace, cluster, az)}
 		switch {
 		case first && osc.Spec.APIServerFloatingIP != nil:
-			f.Address, f.Field = *osc.Spec.APIServerFloatingIP, "spec.apiServerFloatingIP"
+			f.Address, f.Field = *osc.Spec.APIServerFloatingIP, field.NewPath("spec", "apiServerFloatingIP")
 		case zone != nil && zone.FloatingIP != nil:
-			f.Address, f.Field = *zone.FloatingIP, field
+			f.Address, f.Field = *zone.FloatingIP, path
 		}
 		return f
 	}
@@ -97,7 +98,7 @@ func NewPlan(ctx context.Context, res Resolver, namespace, cluster string, osc *
 		d := base
 		d.Name = Name(namespace, cluster, "")
 		d.OctaviaAZ = ptr.Deref(spec.AvailabilityZone, "")
-		d.FloatingIP = floatingIP("", true, nil, "")
+		d.FloatingIP = floatingIP("", true, nil, nil)
 		known := status.APIServerLoadBalancer
 		if known != nil && known.Name != d.Name {
 			// Returning from availabilityZoneSubnets: the first zone's load balancer becomes the
@@ -131,7 +132,7 @@ func NewPlan(ctx context.Context, res Resolver, namespace, cluster string, osc *
 		d.AvailabilityZone, d.OctaviaAZ = m.AvailabilityZone, m.AvailabilityZone
 		d.Name = Name(namespace, cluster, m.AvailabilityZone)
 		d.Network = *network
-		d.FloatingIP = floatingIP(m.AvailabilityZone, i == 0, &m, fmt.Sprintf("spec.apiServerLoadBalancer.availabilityZoneSubnets[%d].floatingIP", i))
+		d.FloatingIP = floatingIP(m.AvailabilityZone, i == 0, &m, lbPath.Child("availabilityZoneSubnets").Index(i).Child("floatingIP"))
 		known := entryFor(status.APIServerLoadBalancers, m.AvailabilityZone)
 		if i == 0 {
 			// The first zone inherits the legacy single load balancer, renamed.
@@ -297,13 +298,13 @@ func singleVIPPlacement(ctx context.Context, res Resolver, osc *infrav1.OpenStac
 		}
 		return nil
 	}
-	n, err := res.ResolveNetworkParam(ctx, spec.Network, "spec.apiServerLoadBalancer.network")
+	n, err := res.ResolveNetworkParam(ctx, spec.Network, lbPath.Child("network"))
 	if err != nil {
 		return err
 	}
 	d.Network = infrav1.NetworkStatus{Name: n.Name, ID: n.ID, Tags: n.Tags}
 	if len(spec.Subnets) > 0 {
-		sn, err := res.ResolveSubnet(ctx, &spec.Subnets[0], n.ID, "spec.apiServerLoadBalancer.subnets[0]")
+		sn, err := res.ResolveSubnet(ctx, &spec.Subnets[0], n.ID, lbPath.Child("subnets").Index(0))
 		if err != nil {
 			return err
 		}
@@ -323,63 +324,65 @@ func zonesNetwork(ctx context.Context, res Resolver, osc *infrav1.OpenStackClust
 		n := entries[0].LoadBalancerNetwork.NetworkStatus
 		return &n, nil
 	}
-	n, err := res.ResolveNetworkParam(ctx, spec.Network, "spec.apiServerLoadBalancer.network")
+	n, err := res.ResolveNetworkParam(ctx, spec.Network, lbPath.Child("network"))
 	if err != nil {
 		return nil, err
 	}
 	return &infrav1.NetworkStatus{Name: n.Name, ID: n.ID, Tags: n.Tags}, nil
 }
 
-// zoneSubnetField names mapping i's subnet in messages.
-func zoneSubnetField(i int, m *infrav1.AZSubnetMapping) string {
-	return fmt.Sprintf("spec.apiServerLoadBalancer.availabilityZoneSubnets[%d].subnet (availability zone %s)", i, m.AvailabilityZone)
+// lbPath is spec.apiServerLoadBalancer, for messages.
+var lbPath = field.NewPath("spec", "apiServerLoadBalancer")
+
+// zoneSubnetPath is mapping i's subnet, for messages; the zone is named beside it by the
+// outcome's summary.
+func zoneSubnetPath(i int) *field.Path {
+	return lbPath.Child("availabilityZoneSubnets").Index(i).Child("subnet")
 }
 
 // CheckReferences resolves what the spec's load balancer section points at in the cloud (its
-// network; the single load balancer's subnet or the zones'; its Octavia flavor) without creating
-// anything, and returns the first reference the cloud refutes; a zone's subnet counts only when
-// no zone has a usable one (otherwise the zone is reported alone, Plan.Invalid). The cluster
-// reconciler calls it before the cluster's first resource is created, so that a spec that cannot
-// give a load balancer changes nothing.
-func (s *Service) CheckReferences(ctx context.Context, res Resolver, spec *infrav1.OpenStackClusterSpec) error {
-	lb := spec.APIServerLoadBalancer
-	if lb.Network != nil {
-		n, err := res.ResolveNetworkParam(ctx, lb.Network, "spec.apiServerLoadBalancer.network")
+// network, the single load balancer's subnet or the zones', its Octavia flavor) without creating
+// anything. The cluster reconciler calls it before the cluster's first resource is created, so
+// that a spec that cannot give any load balancer changes nothing. It returns the error the load
+// balancer phase would return for the same spec (a network that does not resolve), or the
+// outcomes that phase would record when no load balancer can be made (every zone's subnet
+// refuted, or the flavor), so that the condition says the same whichever finds the problem
+// first; nothing when at least one load balancer can be made (the other zones are then reported
+// by the phase, one by one).
+func (s *Service) CheckReferences(ctx context.Context, res Resolver, namespace, cluster string, osc *infrav1.OpenStackCluster) ([]Outcome, error) {
+	spec := osc.Spec.APIServerLoadBalancer
+	// The single load balancer's VIP goes on the cluster network when spec.network is not set:
+	// there is nothing of it to resolve before the network exists, besides the flavor.
+	zones, invalid := []string{""}, []Outcome(nil)
+	if osc.Spec.APIServerLoadBalancersPerZone() || spec.Network != nil {
+		plan, err := NewPlan(ctx, res, namespace, cluster, osc)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if spec.APIServerLoadBalancersPerZone() {
-			// Zones are independent: one zone's wrong subnet does not hold back the others, only
-			// a spec where no zone has a usable subnet is refuted as a whole.
-			var first error
-			usable := 0
-			for i := range lb.AvailabilityZoneSubnets {
-				m := &lb.AvailabilityZoneSubnets[i]
-				_, err := res.ResolveSubnet(ctx, &m.Subnet, n.ID, zoneSubnetField(i, m))
-				if _, isSpec := report.AsSpecError(err); err != nil && !isSpec {
-					return err
-				}
-				if err == nil {
-					usable++
-				} else if first == nil {
-					first = err
-				}
-			}
-			if usable == 0 && first != nil {
-				return first
-			}
-		} else if len(lb.Subnets) > 0 {
-			if _, err := res.ResolveSubnet(ctx, &lb.Subnets[0], n.ID, "spec.apiServerLoadBalancer.subnets[0]"); err != nil {
-				return err
-			}
+		zones, invalid = nil, plan.Invalid
+		for _, d := range plan.Desired {
+			zones = append(zones, d.AvailabilityZone)
 		}
 	}
-	if name := ptr.Deref(lb.Flavor, ""); name != "" {
+	if name := ptr.Deref(spec.Flavor, ""); name != "" && len(zones) > 0 {
 		if _, err := s.flavorID(ctx, name); err != nil {
-			return err
+			if _, isSpec := report.AsSpecError(err); !isSpec {
+				return nil, err
+			}
+			// What Reconcile returns for each zone it would create the load balancer of.
+			var out []Outcome
+			for _, az := range zones {
+				o := failed(err)
+				o.AvailabilityZone = az
+				out = append(out, o)
+			}
+			return append(out, invalid...), nil
 		}
 	}
-	return nil
+	if len(zones) == 0 {
+		return invalid, nil
+	}
+	return nil, nil
 }
 
 // mappedSubnet resolves the subnet of mapping i, which must be on the load balancer network. The
@@ -391,7 +394,7 @@ func mappedSubnet(ctx context.Context, res Resolver, network *infrav1.NetworkSta
 		s := known.LoadBalancerNetwork.Subnets[0]
 		return &s, nil
 	}
-	sn, err := res.ResolveSubnet(ctx, &m.Subnet, network.ID, zoneSubnetField(i, m))
+	sn, err := res.ResolveSubnet(ctx, &m.Subnet, network.ID, zoneSubnetPath(i))
 	if err != nil {
 		return nil, err
 	}

@@ -94,9 +94,9 @@ func TestPlanResolvesEveryMappingAndRefusesPrecisely(t *testing.T) {
 		messages[o.AvailabilityZone] = o.Message
 	}
 	g.Expect(messages).To(Equal(map[string]string{
-		"az2": "spec.apiServerLoadBalancer.availabilityZoneSubnets[1].subnet (availability zone az2).id: subnet elsewhere (sub-2) is on network net-9, not on network lb-net; nothing is provisioned for it",
-		"az3": "spec.apiServerLoadBalancer.availabilityZoneSubnets[2].subnet (availability zone az3).filter {name=lb-az3} matches 0 subnets on network lb-net, want exactly one; nothing is provisioned for it",
-		"az4": "spec.apiServerLoadBalancer.availabilityZoneSubnets[3].subnet (availability zone az4).id: subnet sub-4 does not exist; nothing is provisioned for it",
+		"az2": "spec.apiServerLoadBalancer.availabilityZoneSubnets[1].subnet.id: subnet elsewhere (sub-2) is on network net-9, not on network lb-net; nothing is provisioned for it",
+		"az3": "spec.apiServerLoadBalancer.availabilityZoneSubnets[2].subnet.filter: {name=lb-az3} matches 0 subnets on network lb-net, want exactly one; nothing is provisioned for it",
+		"az4": "spec.apiServerLoadBalancer.availabilityZoneSubnets[3].subnet.id: subnet sub-4 does not exist; nothing is provisioned for it",
 	}))
 }
 
@@ -219,7 +219,7 @@ func TestPlanGivesEachZoneItsOwnFloatingIP(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(plan.Desired).To(HaveLen(3))
 	g.Expect(*plan.Desired[0].FloatingIP).To(Equal(FloatingIP{ExternalNetworkID: "public", Address: "172.24.4.51",
-		Field: "spec.apiServerLoadBalancer.availabilityZoneSubnets[0].floatingIP", Description: FloatingIPDescription("ns", "c", "az1")}))
+		Field: lbPath.Child("availabilityZoneSubnets").Index(0).Child("floatingIP"), Description: FloatingIPDescription("ns", "c", "az1")}))
 	g.Expect(plan.Desired[1].FloatingIP.Address).To(BeEmpty(), "a zone without one gets an address the controller allocates")
 	g.Expect(plan.Desired[2].FloatingIP.Address).To(Equal("172.24.4.53"))
 	g.Expect(plan.StaleRemoval("ns", "c", osc).KeepAddresses).To(Equal([]string{"172.24.4.51", "172.24.4.53"}),

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
@@ -29,6 +30,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -46,7 +48,7 @@ func (s *Service) ResolveExternalNetwork(ctx context.Context, spec *infrav1.Open
 	if param != nil && param.ID != nil {
 		n, err := s.client.GetNetwork(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return nil, &report.SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf("spec.externalNetwork.id: network %s does not exist", *param.ID)}
+			return nil, report.Refuted(infrav1.ExternalNetworkNotFoundReason, field.NewPath("spec", "externalNetwork", "id"), "network %s does not exist", *param.ID)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("getting external network %s: %w", *param.ID, err)
@@ -55,25 +57,39 @@ func (s *Service) ResolveExternalNetwork(ctx context.Context, spec *infrav1.Open
 	}
 
 	opts := networks.ListOpts{}
-	field := "the cloud"
-	if param != nil && param.Filter != nil {
+	filtered := param != nil && param.Filter != nil
+	if filtered {
 		opts = networkListOpts(param.Filter)
-		field = "spec.externalNetwork.filter " + describeNetworkFilter(param.Filter)
 	}
 	found, err := s.client.ListNetworks(ctx, external.ListOptsExt{ListOptsBuilder: opts, External: ptr.To(true)})
 	if err != nil {
 		return nil, fmt.Errorf("listing external networks: %w", err)
 	}
-	switch len(found) {
-	case 1:
+	if len(found) == 1 {
 		return &infrav1.NetworkStatus{Name: found[0].Name, ID: found[0].ID, Tags: found[0].Tags}, nil
-	case 0:
-		return nil, &report.SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf(
-			"%s has no external network: set spec.externalNetwork, or spec.disableExternalNetwork to true", field)}
-	default:
-		return nil, &report.SpecError{Reason: infrav1.ExternalNetworkNotFoundReason, Message: fmt.Sprintf(
-			"%s has %d external networks (%s): set spec.externalNetwork to choose one", field, len(found), names(found, func(n networks.Network) string { return n.Name }))}
 	}
+	path := field.NewPath("spec", "externalNetwork")
+	if filtered {
+		return nil, report.Refuted(infrav1.ExternalNetworkNotFoundReason, path.Child("filter"), "%s matches %d external networks%s, want exactly one",
+			describeNetworkFilter(param.Filter), len(found), nameList(found))
+	}
+	if len(found) == 0 {
+		return nil, report.Refuted(infrav1.ExternalNetworkNotFoundReason, path, "not set, and the cloud has no external network: set it, or spec.disableExternalNetwork to true")
+	}
+	return nil, report.Refuted(infrav1.ExternalNetworkNotFoundReason, path, "not set, and the cloud has %d external networks%s: set it to choose one", len(found), nameList(found))
+}
+
+// nameList lists networks' names for messages, sorted, in parentheses after a space; "" for none.
+func nameList(found []networks.Network) string {
+	if len(found) == 0 {
+		return ""
+	}
+	out := make([]string, 0, len(found))
+	for _, n := range found {
+		out = append(out, n.Name)
+	}
+	slices.Sort(out)
+	return " (" + strings.Join(out, ", ") + ")"
 }
 
 func networkListOpts(f *infrav1.NetworkFilter) networks.ListOpts {
@@ -83,7 +99,7 @@ func networkListOpts(f *infrav1.NetworkFilter) networks.ListOpts {
 
 func describeNetworkFilter(f *infrav1.NetworkFilter) string {
 	tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
-	return describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID,
+	return report.Filter("name", f.Name, "description", f.Description, "projectID", f.ProjectID,
 		"tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny)
 }
 
@@ -100,7 +116,7 @@ func describeSubnetFilter(f *infrav1.SubnetFilter) string {
 	if f.IPVersion != 0 {
 		ipVersion = fmt.Sprint(f.IPVersion)
 	}
-	return describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID, "ipVersion", ipVersion,
+	return report.Filter("name", f.Name, "description", f.Description, "projectID", f.ProjectID, "ipVersion", ipVersion,
 		"gatewayIP", f.GatewayIP, "cidr", f.CIDR, "ipv6AddressMode", f.IPv6AddressMode, "ipv6RAMode", f.IPv6RAMode,
 		"tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny)
 }
@@ -115,7 +131,7 @@ func (s *Service) ReconcileNetwork(ctx context.Context, name string, spec *infra
 		return s.reconcileManagedNetwork(ctx, name, spec, known)
 	}
 	if spec.Network == nil {
-		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: "the cluster has no network: set spec.managedSubnets to create one, or spec.network to use an existing one"}
+		return nil, report.Refuted(infrav1.NetworkNotFoundReason, field.NewPath("spec", "network"), "not set, and spec.managedSubnets is empty: set managedSubnets to create a network, or network to use an existing one")
 	}
 	if known != nil && known.ID != "" && len(known.Subnets) > 0 {
 		return known, nil
@@ -124,7 +140,8 @@ func (s *Service) ReconcileNetwork(ctx context.Context, name string, spec *infra
 }
 
 func (s *Service) resolveNetwork(ctx context.Context, spec *infrav1.OpenStackClusterSpec) (*infrav1.NetworkStatusWithSubnets, error) {
-	network, err := s.ResolveNetworkParam(ctx, spec.Network, "spec.network")
+	path := field.NewPath("spec", "network")
+	network, err := s.ResolveNetworkParam(ctx, spec.Network, path)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +153,7 @@ func (s *Service) resolveNetwork(ctx context.Context, spec *infrav1.OpenStackClu
 			return nil, fmt.Errorf("listing the subnets of network %s: %w", network.ID, err)
 		}
 		if len(all) == 0 {
-			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("network %s has no subnet", network.Name)}
+			return nil, report.Refuted(infrav1.NetworkNotFoundReason, path, "network %s (%s) has no subnet", network.Name, network.ID)
 		}
 		for _, sn := range all {
 			status.Subnets = append(status.Subnets, SubnetStatus(&sn))
@@ -144,7 +161,7 @@ func (s *Service) resolveNetwork(ctx context.Context, spec *infrav1.OpenStackClu
 		return status, nil
 	}
 	for i := range spec.Subnets {
-		sn, err := s.ResolveSubnet(ctx, &spec.Subnets[i], network.ID, fmt.Sprintf("spec.subnets[%d]", i))
+		sn, err := s.ResolveSubnet(ctx, &spec.Subnets[i], network.ID, field.NewPath("spec", "subnets").Index(i))
 		if err != nil {
 			return nil, err
 		}
@@ -153,13 +170,13 @@ func (s *Service) resolveNetwork(ctx context.Context, spec *infrav1.OpenStackClu
 	return status, nil
 }
 
-// ResolveNetworkParam finds the one network a NetworkParam selects. field names the parameter in
-// messages (spec.network, spec.apiServerLoadBalancer.network).
-func (s *Service) ResolveNetworkParam(ctx context.Context, param *infrav1.NetworkParam, field string) (*networks.Network, error) {
+// ResolveNetworkParam finds the one network a NetworkParam selects. path is the parameter's
+// field, for messages (spec.network, spec.apiServerLoadBalancer.network).
+func (s *Service) ResolveNetworkParam(ctx context.Context, param *infrav1.NetworkParam, path *field.Path) (*networks.Network, error) {
 	if param.ID != nil {
 		n, err := s.client.GetNetwork(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("%s.id: network %s does not exist", field, *param.ID)}
+			return nil, report.Refuted(infrav1.NetworkNotFoundReason, path.Child("id"), "network %s does not exist", *param.ID)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("getting network %s: %w", *param.ID, err)
@@ -167,33 +184,31 @@ func (s *Service) ResolveNetworkParam(ctx context.Context, param *infrav1.Networ
 		return n, nil
 	}
 	if param.Filter == nil {
-		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: field + ": set id or filter"}
+		return nil, report.Refuted(infrav1.NetworkNotFoundReason, path, "set id or filter")
 	}
 	found, err := s.client.ListNetworks(ctx, networkListOpts(param.Filter))
 	if err != nil {
 		return nil, fmt.Errorf("listing networks: %w", err)
 	}
 	if len(found) != 1 {
-		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
-			"%s.filter %s matches %d networks, want exactly one", field, describeNetworkFilter(param.Filter), len(found))}
+		return nil, report.Refuted(infrav1.NetworkNotFoundReason, path.Child("filter"), "%s matches %d networks, want exactly one", describeNetworkFilter(param.Filter), len(found))
 	}
 	return &found[0], nil
 }
 
 // ResolveSubnet finds the one subnet a SubnetParam selects, and checks that it is on networkID
-// (when set). field names the parameter in messages.
-func (s *Service) ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam, networkID, field string) (*subnets.Subnet, error) {
+// (when set). path is the parameter's field, for messages.
+func (s *Service) ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam, networkID string, path *field.Path) (*subnets.Subnet, error) {
 	if param.ID != nil {
 		sn, err := s.client.GetSubnet(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("%s.id: subnet %s does not exist", field, *param.ID)}
+			return nil, report.Refuted(infrav1.NetworkNotFoundReason, path.Child("id"), "subnet %s does not exist", *param.ID)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("getting subnet %s: %w", *param.ID, err)
 		}
 		if networkID != "" && sn.NetworkID != networkID {
-			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
-				"%s.id: subnet %s (%s) is on network %s, not on network %s", field, sn.Name, sn.ID, sn.NetworkID, networkID)}
+			return nil, report.Refuted(infrav1.NetworkNotFoundReason, path.Child("id"), "subnet %s (%s) is on network %s, not on network %s", sn.Name, sn.ID, sn.NetworkID, networkID)
 		}
 		return sn, nil
 	}
@@ -206,8 +221,7 @@ func (s *Service) ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam,
 		if networkID != "" {
 			where = " on network " + networkID
 		}
-		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf(
-			"%s.filter %s matches %d subnets%s, want exactly one", field, describeSubnetFilter(param.Filter), len(found), where)}
+		return nil, report.Refuted(infrav1.NetworkNotFoundReason, path.Child("filter"), "%s matches %d subnets%s, want exactly one", describeSubnetFilter(param.Filter), len(found), where)
 	}
 	return &found[0], nil
 }
@@ -247,8 +261,8 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 	if err != nil {
 		return nil, fmt.Errorf("listing the subnets of network %s: %w", network.ID, err)
 	}
-	for _, want := range spec.ManagedSubnets {
-		sn, err := s.reconcileManagedSubnet(ctx, name, network.ID, &want, existing)
+	for i, want := range spec.ManagedSubnets {
+		sn, err := s.reconcileManagedSubnet(ctx, name, network.ID, &want, field.NewPath("spec", "managedSubnets").Index(i).Child("cidr"), existing)
 		if err != nil {
 			return nil, err
 		}
@@ -313,10 +327,10 @@ func (s *Service) knownSubnetsStillThere(n *networks.Network, known *infrav1.Net
 	return &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{Name: n.Name, ID: n.ID, Tags: n.Tags}, Subnets: known.Subnets}, true
 }
 
-func (s *Service) reconcileManagedSubnet(ctx context.Context, name, networkID string, want *infrav1.SubnetSpec, existing []subnets.Subnet) (*subnets.Subnet, error) {
+func (s *Service) reconcileManagedSubnet(ctx context.Context, name, networkID string, want *infrav1.SubnetSpec, path *field.Path, existing []subnets.Subnet) (*subnets.Subnet, error) {
 	prefix, err := netip.ParsePrefix(want.CIDR)
 	if err != nil {
-		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.managedSubnets: %q is not a CIDR", want.CIDR)}
+		return nil, report.Refuted(infrav1.NetworkNotFoundReason, path, "%q is not a CIDR", want.CIDR)
 	}
 	for i := range existing {
 		if existing[i].CIDR == prefix.Masked().String() {

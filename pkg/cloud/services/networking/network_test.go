@@ -84,7 +84,7 @@ func TestResolveExternalNetwork(t *testing.T) {
 			name:       "no external network",
 			expect:     func(m *mock.MockNetworkClientMockRecorder) { m.ListNetworks(ctx, gomock.Any()).Return(nil, nil) },
 			wantReason: infrav1.ExternalNetworkNotFoundReason,
-			wantErr:    "the cloud has no external network: set spec.externalNetwork, or spec.disableExternalNetwork to true",
+			wantErr:    "spec.externalNetwork: not set, and the cloud has no external network: set it, or spec.disableExternalNetwork to true",
 		},
 		{
 			name: "several external networks",
@@ -92,7 +92,7 @@ func TestResolveExternalNetwork(t *testing.T) {
 				m.ListNetworks(ctx, gomock.Any()).Return([]networks.Network{public, {ID: "ext-2", Name: "provider"}}, nil)
 			},
 			wantReason: infrav1.ExternalNetworkNotFoundReason,
-			wantErr:    "the cloud has 2 external networks (provider, public): set spec.externalNetwork to choose one",
+			wantErr:    "spec.externalNetwork: not set, and the cloud has 2 external networks (provider, public): set it to choose one",
 		},
 		{
 			name: "by filter",
@@ -109,7 +109,7 @@ func TestResolveExternalNetwork(t *testing.T) {
 			spec:       infrav1.OpenStackClusterSpec{ExternalNetwork: &infrav1.NetworkParam{Filter: &infrav1.NetworkFilter{Name: "nope"}}},
 			expect:     func(m *mock.MockNetworkClientMockRecorder) { m.ListNetworks(ctx, gomock.Any()).Return(nil, nil) },
 			wantReason: infrav1.ExternalNetworkNotFoundReason,
-			wantErr:    "spec.externalNetwork.filter {name=nope} has no external network",
+			wantErr:    "spec.externalNetwork.filter: {name=nope} matches 0 external networks, want exactly one",
 		},
 		{
 			name:   "by ID",
@@ -303,7 +303,7 @@ func TestResolveUserNetwork(t *testing.T) {
 		s, m, _ := newService(t)
 		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "a"}, {ID: "b"}}, nil)
 		_, err := s.ReconcileNetwork(ctx, "unused", &byFilter, nil)
-		g.Expect(err).To(MatchError("spec.network.filter {name=k8s} matches 2 networks, want exactly one"))
+		g.Expect(err).To(MatchError("spec.network.filter: {name=k8s} matches 2 networks, want exactly one"))
 		_, isSpec := report.AsSpecError(err)
 		g.Expect(isSpec).To(BeTrue())
 	})
@@ -312,7 +312,7 @@ func TestResolveUserNetwork(t *testing.T) {
 		g := NewWithT(t)
 		s, _, _ := newService(t)
 		_, err := s.ReconcileNetwork(ctx, "unused", &infrav1.OpenStackClusterSpec{}, nil)
-		g.Expect(err).To(MatchError(ContainSubstring("set spec.managedSubnets to create one, or spec.network")))
+		g.Expect(err).To(MatchError(ContainSubstring("spec.network: not set, and spec.managedSubnets is empty")))
 	})
 
 	t.Run("a subnet on another network is named precisely", func(t *testing.T) {
@@ -333,7 +333,7 @@ func TestResolveUserNetwork(t *testing.T) {
 		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1"}, nil)
 		m.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1", CIDR: "10.0.0.0/24"}).Return(nil, nil)
 		_, err := s.ReconcileNetwork(ctx, "unused", &spec, nil)
-		g.Expect(err).To(MatchError("spec.subnets[0].filter {cidr=10.0.0.0/24} matches 0 subnets on network net-1, want exactly one"))
+		g.Expect(err).To(MatchError("spec.subnets[0].filter: {cidr=10.0.0.0/24} matches 0 subnets on network net-1, want exactly one"))
 	})
 
 	t.Run("network ID that does not exist", func(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
@@ -31,6 +32,9 @@ import (
 )
 
 const routerInterfaceOwner = "network:router_interface"
+
+// routerPath is spec.router, for messages.
+var routerPath = field.NewPath("spec", "router")
 
 // ReconcileRouter connects a managed cluster network to the external network: it uses the router
 // spec.router selects, or creates (or adopts by name) one with its gateway on the external
@@ -92,7 +96,7 @@ func (s *Service) ResolveRouterParam(ctx context.Context, param *infrav1.RouterP
 	if param.ID != nil {
 		r, err := s.client.GetRouter(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.id: router %s does not exist", *param.ID)}
+			return nil, report.Refuted(infrav1.NetworkNotFoundReason, routerPath.Child("id"), "router %s does not exist", *param.ID)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("getting router %s: %w", *param.ID, err)
@@ -101,7 +105,7 @@ func (s *Service) ResolveRouterParam(ctx context.Context, param *infrav1.RouterP
 	}
 	f := param.Filter
 	if f == nil {
-		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: "spec.router: set id or filter"}
+		return nil, report.Refuted(infrav1.NetworkNotFoundReason, routerPath, "set id or filter")
 	}
 	tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
 	found, err := s.client.ListRouters(ctx, routers.ListOpts{Name: f.Name, Description: f.Description, ProjectID: f.ProjectID,
@@ -110,8 +114,8 @@ func (s *Service) ResolveRouterParam(ctx context.Context, param *infrav1.RouterP
 		return nil, fmt.Errorf("listing routers: %w", err)
 	}
 	if len(found) != 1 {
-		return nil, &report.SpecError{Reason: infrav1.NetworkNotFoundReason, Message: fmt.Sprintf("spec.router.filter %s matches %d routers, want exactly one",
-			describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID, "tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny), len(found))}
+		return nil, report.Refuted(infrav1.NetworkNotFoundReason, routerPath.Child("filter"), "%s matches %d routers, want exactly one",
+			report.Filter("name", f.Name, "description", f.Description, "projectID", f.ProjectID, "tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny), len(found))
 	}
 	return &found[0], nil
 }
@@ -152,7 +156,7 @@ func (s *Service) gatewayInfo(ctx context.Context, spec *infrav1.OpenStackCluste
 	gateway := &routers.GatewayInfo{NetworkID: externalNetworkID}
 	for i := range spec.ExternalRouterIPs {
 		param := &spec.ExternalRouterIPs[i]
-		sn, err := s.ResolveSubnet(ctx, &param.Subnet, externalNetworkID, fmt.Sprintf("spec.externalRouterIPs[%d].subnet", i))
+		sn, err := s.ResolveSubnet(ctx, &param.Subnet, externalNetworkID, field.NewPath("spec", "externalRouterIPs").Index(i).Child("subnet"))
 		if err != nil {
 			return nil, err
 		}

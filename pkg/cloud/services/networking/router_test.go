@@ -128,7 +128,7 @@ func TestReconcileRouter(t *testing.T) {
 		spec.Router = &infrav1.RouterParam{Filter: &infrav1.RouterFilter{Name: "shared"}}
 		m.EXPECT().ListRouters(ctx, routers.ListOpts{Name: "shared"}).Return(nil, nil)
 		_, err := s.ReconcileRouter(ctx, name, &spec, network, ext)
-		g.Expect(err).To(MatchError("spec.router.filter {name=shared} matches 0 routers, want exactly one"))
+		g.Expect(err).To(MatchError("spec.router.filter: {name=shared} matches 0 routers, want exactly one"))
 	})
 
 	t.Run("the user's router by ID that does not exist", func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -141,10 +142,10 @@ func desiredRules(spec *infrav1.OpenStackClusterSpec, cpID, workerID string) (cp
 // both, then each group's own list.
 func userRules(msg *infrav1.ManagedSecurityGroups, cpID, workerID string) (cpRules, workerRules []desiredRule, err error) {
 	groupIDs := map[infrav1.ManagedSecurityGroupName]string{"controlplane": cpID, "worker": workerID}
-	user := func(list []infrav1.SecurityGroupRuleSpec, field string) ([]desiredRule, error) {
+	user := func(list []infrav1.SecurityGroupRuleSpec, name string) ([]desiredRule, error) {
 		var out []desiredRule
 		for i, r := range list {
-			converted, err := convertRule(r, groupIDs, fmt.Sprintf("spec.managedSecurityGroups.%s[%d]", field, i))
+			converted, err := convertRule(r, groupIDs, field.NewPath("spec", "managedSecurityGroups", name).Index(i))
 			if err != nil {
 				return nil, err
 			}
@@ -170,7 +171,7 @@ func userRules(msg *infrav1.ManagedSecurityGroups, cpID, workerID string) (cpRul
 }
 
 // convertRule turns a user rule into Neutron rules: one per remote managed group.
-func convertRule(r infrav1.SecurityGroupRuleSpec, groupIDs map[infrav1.ManagedSecurityGroupName]string, field string) ([]desiredRule, error) {
+func convertRule(r infrav1.SecurityGroupRuleSpec, groupIDs map[infrav1.ManagedSecurityGroupName]string, path *field.Path) ([]desiredRule, error) {
 	base := desiredRule{description: ptr.Deref(r.Description, r.Name), key: ruleKey{
 		direction: r.Direction, etherType: ptr.Deref(r.EtherType, "IPv4"), protocol: ptr.Deref(r.Protocol, ""),
 		portMin: ptr.Deref(r.PortRangeMin, 0), portMax: ptr.Deref(r.PortRangeMax, 0),
@@ -183,7 +184,7 @@ func convertRule(r infrav1.SecurityGroupRuleSpec, groupIDs map[infrav1.ManagedSe
 	for _, g := range r.RemoteManagedGroups {
 		id, ok := groupIDs[g]
 		if !ok {
-			return nil, &report.SpecError{Reason: infrav1.ProvisioningReason, Message: fmt.Sprintf("%s.remoteManagedGroups: unknown group %q", field, g)}
+			return nil, report.Refuted(infrav1.ProvisioningReason, path.Child("remoteManagedGroups"), "unknown group %q", g)
 		}
 		rule := base
 		rule.key.remoteGroupID = id
@@ -314,12 +315,12 @@ func (s *Service) DeleteManagedSecurityGroups(ctx context.Context, namespace, cl
 }
 
 // ResolveSecurityGroup returns the ID of the one security group a SecurityGroupParam selects.
-// field names the parameter in messages (spec.securityGroups[0], spec.ports[1].securityGroups[0]).
-func (s *Service) ResolveSecurityGroup(ctx context.Context, param *infrav1.SecurityGroupParam, field string) (string, error) {
+// path is the parameter's field, for messages (spec.securityGroups[0], spec.ports[1].securityGroups[0]).
+func (s *Service) ResolveSecurityGroup(ctx context.Context, param *infrav1.SecurityGroupParam, path *field.Path) (string, error) {
 	if param.ID != nil {
 		g, err := s.client.GetSecGroup(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("%s.id: security group %s does not exist", field, *param.ID)}
+			return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, path.Child("id"), "security group %s does not exist", *param.ID)
 		}
 		if err != nil {
 			return "", fmt.Errorf("getting security group %s: %w", *param.ID, err)
@@ -327,7 +328,7 @@ func (s *Service) ResolveSecurityGroup(ctx context.Context, param *infrav1.Secur
 		return g.ID, nil
 	}
 	if param.Filter == nil {
-		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: field + ": set id or filter"}
+		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, path, "set id or filter")
 	}
 	f := param.Filter
 	tags, tagsAny, notTags, notTagsAny := tagsOf(f.FilterByNeutronTags)
@@ -337,9 +338,9 @@ func (s *Service) ResolveSecurityGroup(ctx context.Context, param *infrav1.Secur
 		return "", fmt.Errorf("listing security groups: %w", err)
 	}
 	if len(found) != 1 {
-		return "", &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf("%s.filter %s matches %d security groups, want exactly one", field,
-			describeFilter("name", f.Name, "description", f.Description, "projectID", f.ProjectID,
-				"tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny), len(found))}
+		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, path.Child("filter"), "%s matches %d security groups, want exactly one",
+			report.Filter("name", f.Name, "description", f.Description, "projectID", f.ProjectID,
+				"tags", tags, "tagsAny", tagsAny, "notTags", notTags, "notTagsAny", notTagsAny), len(found))
 	}
 	return found[0].ID, nil
 }

@@ -22,8 +22,6 @@ package networking
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -109,34 +107,6 @@ func words(kind string) string {
 		b.WriteRune(unicode.ToLower(r))
 	}
 	return b.String()
-}
-
-// names lists resource names for messages, sorted.
-func names[T any](items []T, name func(T) string) string {
-	out := make([]string, 0, len(items))
-	for _, i := range items {
-		out = append(out, name(i))
-	}
-	slices.Sort(out)
-	return strings.Join(out, ", ")
-}
-
-// describeFilter renders a filter for messages, with only the fields that are set; a value with
-// control, invisible or separating characters is quoted with them escaped, so that the message
-// shows what the spec holds.
-func describeFilter(fields ...string) string {
-	var set []string
-	for i := 0; i+1 < len(fields); i += 2 {
-		v := fields[i+1]
-		if v == "" {
-			continue
-		}
-		if q := strconv.Quote(v); q != `"`+v+`"` || strings.ContainsAny(v, " ,{}=") {
-			v = q
-		}
-		set = append(set, fields[i]+"="+v)
-	}
-	return "{" + strings.Join(set, ", ") + "}"
 }
 
 func tagsOf(f infrav1.FilterByNeutronTags) (tags, tagsAny, notTags, notTagsAny string) {

@@ -23,12 +23,14 @@ package report
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 )
 
@@ -37,17 +39,48 @@ import (
 // exist. Reason is the condition reason to report it under; Message names the field and the value.
 // Retrying does not help until the spec or the cloud changes.
 type SpecError struct {
-	Reason  string
+	Reason string
+	// Field is the path of the spec field whose value the cloud refutes, as Refuted spells it;
+	// empty when the problem is not one field's.
+	Field   string
 	Message string
 }
 
 func (e *SpecError) Error() string { return e.Message }
+
+// Refuted is the SpecError for a value of the field at path that the cloud refutes. Its message
+// is the field's path as Kubernetes spells it in admission errors
+// ("spec.apiServerLoadBalancer.availabilityZoneSubnets[0].subnet.id"), a colon, and what is
+// wrong. Every message that names a field is made here, so that a field has one spelling
+// whichever check finds the problem; context such as an availability zone goes beside the path,
+// never inside it.
+func Refuted(reason string, path *field.Path, format string, args ...any) *SpecError {
+	return &SpecError{Reason: reason, Field: path.String(), Message: path.String() + ": " + fmt.Sprintf(format, args...)}
+}
 
 // AsSpecError reports whether err is, or wraps, a SpecError, and returns it.
 func AsSpecError(err error) (*SpecError, bool) {
 	var specErr *SpecError
 	ok := errors.As(err, &specErr)
 	return specErr, ok
+}
+
+// Filter renders a filter of the spec for messages, with only the fields that are set; a value with
+// control, invisible or separating characters is quoted with them escaped, so that the message
+// shows what the spec holds.
+func Filter(fields ...string) string {
+	var set []string
+	for i := 0; i+1 < len(fields); i += 2 {
+		v := fields[i+1]
+		if v == "" {
+			continue
+		}
+		if q := strconv.Quote(v); q != `"`+v+`"` || strings.ContainsAny(v, " ,{}=") {
+			v = q
+		}
+		set = append(set, fields[i]+"="+v)
+	}
+	return "{" + strings.Join(set, ", ") + "}"
 }
 
 // Resource is the OpenStack resource an event is about.
