@@ -228,7 +228,7 @@ func TestHostileSpecsOnlyTheCloudRefutesChangeNothing(t *testing.T) {
 
 	// The machine cases share one converged cluster.
 	g := NewWithT(t)
-	ns := "hostile-machines"
+	ns := testNamespace("hostile-machines")
 	machineCloud := newCloud(t, g, ns)
 	addMachineImages(machineCloud)
 	addDecoys(t, g, machineCloud)
@@ -249,7 +249,7 @@ func TestHostileSpecsOnlyTheCloudRefutesChangeNothing(t *testing.T) {
 			var baseline []fakeopenstack.Resource
 			var conds func(Gomega) []metav1.Condition
 			if tc.cluster != nil {
-				ns := fmt.Sprintf("hostile-%d", i)
+				ns := testNamespace(fmt.Sprintf("hostile-%d", i))
 				cloud = newCloud(t, g, ns)
 				d = addDecoys(t, g, cloud)
 				if tc.setup != nil {

@@ -18,6 +18,8 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,6 +50,13 @@ const (
 var ctx = context.Background()
 
 // newCloud is a fake OpenStack with two zones and an external network, for one namespace.
+// namespaces numbers the namespaces the tests make, so that a test run twice in one process
+// (go test -count) starts in a namespace of its own.
+var namespaces atomic.Int64
+
+// testNamespace is a namespace name for one run of a test: base and a number.
+func testNamespace(base string) string { return fmt.Sprintf("%s-%d", base, namespaces.Add(1)) }
+
 func newCloud(t *testing.T, g *WithT, namespace string) *fakeopenstack.Cloud {
 	t.Helper()
 	return newCloudWith(t, g, namespace, fakeopenstack.Options{})
@@ -138,8 +147,9 @@ func countResources(cloud *fakeopenstack.Cloud) counts {
 
 func TestClusterConvergesAdoptsAndDeletes(t *testing.T) {
 	g := NewWithT(t)
-	cloud := newCloud(t, g, "converges")
-	osc := newCluster(g, "converges", false, managedSpec(), true)
+	ns := testNamespace("converges")
+	cloud := newCloud(t, g, ns)
+	osc := newCluster(g, ns, false, managedSpec(), true)
 
 	g.Eventually(func(g Gomega) {
 		got := get(g, osc)
@@ -151,11 +161,11 @@ func TestClusterConvergesAdoptsAndDeletes(t *testing.T) {
 	got := get(g, osc)
 	g.Expect(got.Finalizers).To(ContainElement(infrav1.ClusterFinalizer))
 	g.Expect(got.Status.ExternalNetwork.Name).To(Equal("public"))
-	g.Expect(got.Status.Network.Name).To(Equal("k8s-clusterapi-cluster-converges-c"))
+	g.Expect(got.Status.Network.Name).To(Equal("k8s-clusterapi-cluster-" + ns + "-c"))
 	g.Expect(got.Status.Network.Subnets).To(HaveLen(1))
 	g.Expect(got.Status.Network.Tags).To(ContainElement("e2e"))
 	g.Expect(got.Status.Router.IPs).To(HaveLen(1))
-	g.Expect(got.Status.ControlPlaneSecurityGroup.Name).To(Equal("k8s-cluster-converges-c-secgroup-controlplane"))
+	g.Expect(got.Status.ControlPlaneSecurityGroup.Name).To(Equal("k8s-cluster-" + ns + "-c-secgroup-controlplane"))
 	g.Expect(got.Status.WorkerSecurityGroup).NotTo(BeNil())
 	g.Expect(got.Status.FailureDomains).To(Equal([]clusterv1.FailureDomain{{Name: "az1", ControlPlane: ptr.To(true)}, {Name: "az2", ControlPlane: ptr.To(true)}}))
 	// No load balancer: the endpoint is a floating IP on the external network.
@@ -166,10 +176,10 @@ func TestClusterConvergesAdoptsAndDeletes(t *testing.T) {
 	// A clean create reports what it created and adopts nothing: no reconcile went looking by
 	// name for what the one before it had just created.
 	g.Eventually(func(g Gomega) {
-		g.Expect(eventReasons(g, "converges")).To(ContainElements("CreatedNetwork", "CreatedRouter", "CreatedSecurityGroup", "CreatedFloatingIP"))
+		g.Expect(eventReasons(g, ns)).To(ContainElements("CreatedNetwork", "CreatedRouter", "CreatedSecurityGroup", "CreatedFloatingIP"))
 	}, eventually, poll).Should(Succeed())
 	g.Consistently(func(g Gomega) {
-		g.Expect(eventReasons(g, "converges")).NotTo(ContainElement(HavePrefix("Adopted")))
+		g.Expect(eventReasons(g, ns)).NotTo(ContainElement(HavePrefix("Adopted")))
 	}, 2*time.Second, poll).Should(Succeed())
 
 	// Status lost: the controller rebuilds it from the cloud, creating nothing twice.
@@ -185,7 +195,7 @@ func TestClusterConvergesAdoptsAndDeletes(t *testing.T) {
 	g.Expect(countResources(cloud)).To(Equal(created))
 	// ... and says so: the network it found in the cloud is reported as adopted.
 	g.Eventually(func(g Gomega) {
-		g.Expect(eventReasons(g, "converges")).To(ContainElements("CreatedNetwork", "CreatedRouter", "AdoptedNetwork", "AdoptedRouter", "AdoptedSecurityGroup"))
+		g.Expect(eventReasons(g, ns)).To(ContainElements("CreatedNetwork", "CreatedRouter", "AdoptedNetwork", "AdoptedRouter", "AdoptedSecurityGroup"))
 	}, eventually, poll).Should(Succeed())
 
 	// Deletion removes everything the cluster created, and only that.
@@ -198,8 +208,9 @@ func TestClusterConvergesAdoptsAndDeletes(t *testing.T) {
 
 func TestDeletionAfterLostStatusLeavesNothing(t *testing.T) {
 	g := NewWithT(t)
-	cloud := newCloud(t, g, "lost-status")
-	osc := newCluster(g, "lost-status", false, managedSpec(), true)
+	ns := testNamespace("lost-status")
+	cloud := newCloud(t, g, ns)
+	osc := newCluster(g, ns, false, managedSpec(), true)
 	g.Eventually(func(g Gomega) {
 		g.Expect(get(g, osc).Status.Initialization).NotTo(BeNil())
 	}, eventually, poll).Should(Succeed())
@@ -215,8 +226,9 @@ func TestDeletionAfterLostStatusLeavesNothing(t *testing.T) {
 
 func TestPausedClusterIsLeftAlone(t *testing.T) {
 	g := NewWithT(t)
-	cloud := newCloud(t, g, "paused")
-	osc := newCluster(g, "paused", true, managedSpec(), true)
+	ns := testNamespace("paused")
+	cloud := newCloud(t, g, ns)
+	osc := newCluster(g, ns, true, managedSpec(), true)
 	g.Eventually(func(g Gomega) {
 		g.Expect(conditions.IsTrue(get(g, osc), clusterv1.PausedCondition)).To(BeTrue())
 	}, eventually, poll).Should(Succeed())
@@ -226,8 +238,9 @@ func TestPausedClusterIsLeftAlone(t *testing.T) {
 
 func TestWaitsForTheOwnerCluster(t *testing.T) {
 	g := NewWithT(t)
-	cloud := newCloud(t, g, "no-owner")
-	osc := newCluster(g, "no-owner", false, managedSpec(), false)
+	ns := testNamespace("no-owner")
+	cloud := newCloud(t, g, ns)
+	osc := newCluster(g, ns, false, managedSpec(), false)
 	g.Consistently(func(g Gomega) {
 		g.Expect(get(g, osc).Finalizers).To(BeEmpty())
 		g.Expect(cloud.TotalCalls()).To(BeZero())
@@ -236,10 +249,11 @@ func TestWaitsForTheOwnerCluster(t *testing.T) {
 
 func TestMissingIdentityIsReported(t *testing.T) {
 	g := NewWithT(t)
-	newCloud(t, g, "no-identity")
+	ns := testNamespace("no-identity")
+	newCloud(t, g, ns)
 	spec := managedSpec()
 	spec.IdentityRef = nil
-	osc := newCluster(g, "no-identity", false, spec, true)
+	osc := newCluster(g, ns, false, spec, true)
 	g.Eventually(func(g Gomega) {
 		c := conditions.Get(get(g, osc), infrav1.NetworkReadyCondition)
 		g.Expect(c).NotTo(BeNil())
@@ -256,11 +270,12 @@ func TestMissingIdentityIsReported(t *testing.T) {
 
 func TestSpecErrorsNameTheField(t *testing.T) {
 	g := NewWithT(t)
-	newCloud(t, g, "spec-error")
+	ns := testNamespace("spec-error")
+	newCloud(t, g, ns)
 	spec := managedSpec()
 	spec.ManagedSubnets = nil
 	spec.Network = &infrav1.NetworkParam{Filter: &infrav1.NetworkFilter{Name: "does-not-exist"}}
-	osc := newCluster(g, "spec-error", false, spec, true)
+	osc := newCluster(g, ns, false, spec, true)
 	g.Eventually(func(g Gomega) {
 		got := get(g, osc)
 		c := conditions.Get(got, infrav1.NetworkReadyCondition)

@@ -57,7 +57,7 @@ func publishedTargets(g Gomega, osc *infrav1.OpenStackCluster) (targets []string
 
 func TestDNSFollowsTheHealthyZonesAndIsNeverEmpty(t *testing.T) {
 	g := NewWithT(t)
-	ns := "dns-follows"
+	ns := testNamespace("dns-follows")
 	cloud := newCloud(t, g, ns)
 	n := addLBNetwork(t, g, cloud, "az1", "az2")
 	spec := multiAZSpec(n, "az1", "az2")

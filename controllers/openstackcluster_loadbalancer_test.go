@@ -93,7 +93,7 @@ func lbReady(g Gomega, osc *infrav1.OpenStackCluster) *infrav1.OpenStackCluster 
 
 func TestMultiAZClusterConvergesRebuildsRemovesAndDeletes(t *testing.T) {
 	g := NewWithT(t)
-	ns := "multi-az"
+	ns := testNamespace("multi-az")
 	cloud := newCloud(t, g, ns)
 	cloud.SetAvailabilityZones("az1", "az2", "az3")
 	n := addLBNetwork(t, g, cloud, "az1", "az2", "az3")
@@ -175,7 +175,7 @@ func TestMultiAZClusterConvergesRebuildsRemovesAndDeletes(t *testing.T) {
 
 func TestLegacyClusterMigratesInPlace(t *testing.T) {
 	g := NewWithT(t)
-	ns := "migrate"
+	ns := testNamespace("migrate")
 	cloud := newCloud(t, g, ns)
 	n := addLBNetwork(t, g, cloud, "az1", "az2")
 	spec := multiAZSpec(n)
@@ -187,7 +187,7 @@ func TestLegacyClusterMigratesInPlace(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		got := lbReady(g, osc)
 		legacy = got.Status.APIServerLoadBalancer
-		g.Expect(legacy.Name).To(Equal("k8s-clusterapi-cluster-migrate-c-kubeapi"))
+		g.Expect(legacy.Name).To(Equal("k8s-clusterapi-cluster-" + ns + "-c-kubeapi"))
 		g.Expect(got.Status.APIServerLoadBalancers).To(BeEmpty())
 	}, eventually, poll).Should(Succeed())
 
@@ -204,17 +204,17 @@ func TestLegacyClusterMigratesInPlace(t *testing.T) {
 		first := got.Status.APIServerLoadBalancers[0]
 		g.Expect(first.AvailabilityZone).To(Equal("az1"))
 		g.Expect(first.ID).To(Equal(legacy.ID), "the legacy load balancer is renamed, not replaced")
-		g.Expect(first.Name).To(Equal("k8s-clusterapi-cluster-migrate-c-az1-kubeapi"))
+		g.Expect(first.Name).To(Equal("k8s-clusterapi-cluster-" + ns + "-c-az1-kubeapi"))
 		g.Expect(first.InternalIP).To(Equal(legacy.InternalIP))
 		g.Expect(first.IP).To(Equal(legacy.IP))
 		g.Expect(got.Status.APIServerLoadBalancer.ID).To(Equal(legacy.ID))
 	}, eventually, poll).Should(Succeed())
 	lbs := lbsIn(cloud)
 	g.Expect(lbs).To(HaveLen(2))
-	g.Expect(lbs).To(HaveKey("k8s-clusterapi-cluster-migrate-c-az2-kubeapi"))
+	g.Expect(lbs).To(HaveKey("k8s-clusterapi-cluster-" + ns + "-c-az2-kubeapi"))
 	ls, _ := cloud.LoadBalancer().ListListeners(ctx, listeners.ListOpts{LoadbalancerID: legacy.ID})
 	for _, l := range ls {
-		g.Expect(l.Name).To(HavePrefix("k8s-clusterapi-cluster-migrate-c-az1-kubeapi-"))
+		g.Expect(l.Name).To(HavePrefix("k8s-clusterapi-cluster-" + ns + "-c-az1-kubeapi-"))
 	}
 
 	// Back to one load balancer: az2's goes, az1's is renamed back and keeps its addresses.
@@ -227,7 +227,7 @@ func TestLegacyClusterMigratesInPlace(t *testing.T) {
 		got := lbReady(g, osc)
 		g.Expect(got.Status.APIServerLoadBalancers).To(BeEmpty())
 		g.Expect(got.Status.APIServerLoadBalancer.ID).To(Equal(legacy.ID))
-		g.Expect(got.Status.APIServerLoadBalancer.Name).To(Equal("k8s-clusterapi-cluster-migrate-c-kubeapi"))
+		g.Expect(got.Status.APIServerLoadBalancer.Name).To(Equal("k8s-clusterapi-cluster-" + ns + "-c-kubeapi"))
 		g.Expect(got.Status.APIServerLoadBalancer.IP).To(Equal(legacy.IP))
 		g.Expect(lbsIn(cloud)).To(HaveLen(1))
 	}, eventually, poll).Should(Succeed())
@@ -247,7 +247,7 @@ func touch(g *WithT, osc *infrav1.OpenStackCluster) {
 
 func TestOneZoneFailingDoesNotHoldBackTheOthers(t *testing.T) {
 	g := NewWithT(t)
-	ns := "one-fails"
+	ns := testNamespace("one-fails")
 	cloud := newCloud(t, g, ns)
 	cloud.SetAvailabilityZones("az1", "az2", "az3")
 	n := addLBNetwork(t, g, cloud, "az1", "az2", "az3")
@@ -291,7 +291,7 @@ func TestOneZoneFailingDoesNotHoldBackTheOthers(t *testing.T) {
 
 func TestTwoZoneCreateReportsEachResourceOnce(t *testing.T) {
 	g := NewWithT(t)
-	ns := "events-two-zones"
+	ns := testNamespace("events-two-zones")
 	cloud := newCloud(t, g, ns)
 	n := addLBNetwork(t, g, cloud, "az1", "az2")
 	osc := newCluster(g, ns, false, multiAZSpec(n, "az1", "az2"), true)
@@ -339,7 +339,7 @@ func TestTwoZoneCreateReportsEachResourceOnce(t *testing.T) {
 
 func TestPollsWhileOctaviaBuildsReadOnlyTheLoadBalancers(t *testing.T) {
 	g := NewWithT(t)
-	ns := "polls"
+	ns := testNamespace("polls")
 	// Octavia's 8 s are on a clock of the test's, which moves only when the polls were counted:
 	// a busy machine cannot let the load balancers settle before the polls are seen.
 	clk := fakeopenstack.NewClock(time.Now())

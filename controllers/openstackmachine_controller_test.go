@@ -153,7 +153,7 @@ func addMachineImages(cloud *fakeopenstack.Cloud) {
 
 func TestControlPlaneMachinesJoinTheLoadBalancersTheSpecAsksFor(t *testing.T) {
 	g := NewWithT(t)
-	ns := "machines-multi-az"
+	ns := testNamespace("machines-multi-az")
 	azs := []string{"az1", "az2", "az3"}
 	cloud := newCloud(t, g, ns)
 	cloud.SetAvailabilityZones(azs...)
@@ -258,7 +258,7 @@ func TestControlPlaneMachinesJoinTheLoadBalancersTheSpecAsksFor(t *testing.T) {
 
 func TestControlPlaneMachineInAZoneWithoutLoadBalancerIsReported(t *testing.T) {
 	g := NewWithT(t)
-	ns := "machines-uncovered-zone"
+	ns := testNamespace("machines-uncovered-zone")
 	cloud := newCloud(t, g, ns)
 	cloud.SetAvailabilityZones("az1", "az2", "az3")
 	addMachineImages(cloud)
@@ -308,7 +308,7 @@ func TestControlPlaneMachineInAZoneWithoutLoadBalancerIsReported(t *testing.T) {
 
 func TestMachineServerLifecycle(t *testing.T) {
 	g := NewWithT(t)
-	ns := "machines-lifecycle"
+	ns := testNamespace("machines-lifecycle")
 	cloud := newCloudWith(t, g, ns, fakeopenstack.Options{ServerBuildReads: 3})
 	addMachineImages(cloud)
 	osc := newCluster(g, ns, false, managedSpec(), true)

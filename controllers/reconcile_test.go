@@ -86,7 +86,14 @@ func TestOwnWritesTellsAStaleCacheFromANewerWrite(t *testing.T) {
 
 func TestRecordWait(t *testing.T) {
 	g := NewWithT(t)
-	waited := func(reason string) float64 { return testutil.ToFloat64(requeueWait.WithLabelValues("test", reason)) }
+	// The counters are the process's: what this run adds is measured from where they stand.
+	base := map[string]float64{}
+	for _, r := range []string{infrav1.WaitingForLoadBalancerReason, infrav1.ReadyReason} {
+		base[r] = testutil.ToFloat64(requeueWait.WithLabelValues("test", r))
+	}
+	waited := func(reason string) float64 {
+		return testutil.ToFloat64(requeueWait.WithLabelValues("test", reason)) - base[reason]
+	}
 	osc := &infrav1.OpenStackCluster{}
 	types := []string{infrav1.NetworkReadyCondition, infrav1.APIServerLoadBalancersReadyCondition}
 	setCondition(osc, infrav1.NetworkReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "")

@@ -208,7 +208,7 @@ func upstreamCluster(t *testing.T, g *WithT, cloud *fakeopenstack.Cloud, ns stri
 
 func TestAClusterUpstreamCAPOCreatedIsTakenOverWithoutCreatingOrDeleting(t *testing.T) {
 	g := NewWithT(t)
-	ns := "takeover"
+	ns := testNamespace("takeover")
 	cloud := newCloud(t, g, ns)
 	upstreamCluster(t, g, cloud, ns)
 	before := countResources(cloud)
@@ -222,7 +222,7 @@ func TestAClusterUpstreamCAPOCreatedIsTakenOverWithoutCreatingOrDeleting(t *test
 	g.Eventually(func(g Gomega) {
 		got := lbReady(g, osc)
 		g.Expect(got.Status.APIServerLoadBalancer).NotTo(BeNil())
-		g.Expect(got.Status.APIServerLoadBalancer.Name).To(Equal("k8s-clusterapi-cluster-takeover-c-kubeapi"))
+		g.Expect(got.Status.APIServerLoadBalancer.Name).To(Equal("k8s-clusterapi-cluster-" + ns + "-c-kubeapi"))
 	}, eventually, poll).Should(Succeed())
 
 	t.Logf("OpenStack calls while taking over: %v", cloud.Calls())
