@@ -41,9 +41,9 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
-	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
 // The world of one seed: a fake OpenStack, an API server (controller-runtime's fake client), a

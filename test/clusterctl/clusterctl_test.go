@@ -62,10 +62,10 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
-	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 

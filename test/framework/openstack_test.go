@@ -24,7 +24,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/gomega"
 
-	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
 func TestDuplicatesFindsNamesCarriedTwiceAmongTheMarked(t *testing.T) {

@@ -36,7 +36,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
 var ctx = context.Background()

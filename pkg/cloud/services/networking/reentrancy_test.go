@@ -25,7 +25,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
 // TestAgainstTheFakeCloud runs the network phases twice, as two reconciles with a lost status

@@ -27,7 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	fakeopenstack "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/fake"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
 func TestDesiredRules(t *testing.T) {

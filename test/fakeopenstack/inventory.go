@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package fake
+package fakeopenstack
 
 // Resource is one object of the cloud as an inventory lists it.
 type Resource struct {

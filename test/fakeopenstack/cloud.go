@@ -24,7 +24,7 @@ limitations under the License.
 // from subnets, floating IPs on an external network, and Nova servers that go from BUILD to
 // ACTIVE in their availability zone. It counts every call per operation and can be told to fail
 // calls. The contract tests under test/contract check it against a real OpenStack.
-package fake
+package fakeopenstack
 
 import (
 	"encoding/json"
