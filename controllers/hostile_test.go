@@ -276,15 +276,6 @@ func TestHostileSpecsOnlyTheCloudRefutesChangeNothing(t *testing.T) {
 	}
 }
 
-func containsAll(s string, parts []string) bool {
-	for _, p := range parts {
-		if !strings.Contains(s, p) {
-			return false
-		}
-	}
-	return true
-}
-
 // keys are an inventory's objects as sorted "kind id name" lines.
 func keys(inv []fakeopenstack.Resource) []string {
 	out := make([]string, 0, len(inv))

@@ -23,20 +23,15 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/annotations"
-	"sigs.k8s.io/cluster-api/util/patch"
-	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -62,28 +57,8 @@ type OpenStackClusterReconciler struct {
 	LoadBalancerMemory *loadbalancer.Memory
 	memoryOnce         sync.Once
 
-	writes ownWrites
+	shared shared
 	checks fullChecks
-	pacer  pacer
-}
-
-// clusterScope is what one reconcile of an OpenStackCluster works with.
-type clusterScope struct {
-	cluster *clusterv1.Cluster
-	osc     *infrav1.OpenStackCluster
-	clients *scope.Clients
-	report  *report.Recorder
-	net     *networking.Service
-}
-
-// loadBalancers is the load balancer service of one reconcile, sharing the reconciler's memory.
-func (r *OpenStackClusterReconciler) loadBalancers(c *clusterScope) *loadbalancer.Service {
-	r.memoryOnce.Do(func() {
-		if r.LoadBalancerMemory == nil {
-			r.LoadBalancerMemory = loadbalancer.NewMemory()
-		}
-	})
-	return loadbalancer.NewService(c.clients.LoadBalancer, c.clients.Network, c.report, r.LoadBalancerMemory, c.clients.CloudKey)
 }
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters,verbs=get;list;watch;update;patch
@@ -107,142 +82,144 @@ func (r *OpenStackClusterReconciler) SetupWithManager(ctx context.Context, mgr c
 }
 
 // Reconcile brings one OpenStackCluster's cloud resources to what its spec asks for.
-func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
+func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return reconcileObject(ctx, &r.shared, r.Client, r.APIReader, req, &infrav1.OpenStackCluster{}, kind[*infrav1.OpenStackCluster]{
+		name:       "openstackcluster",
+		finalizer:  infrav1.ClusterFinalizer,
+		ownedTypes: clusterConditions,
+		skip: func(osc *infrav1.OpenStackCluster) string {
+			if annotations.IsExternallyManaged(osc) {
+				// Cluster API's contract: another party runs this cluster's infrastructure
+				// (upstream CAPO skips such clusters too).
+				return "the OpenStackCluster is managed externally (" + clusterv1.ManagedByAnnotation + ")"
+			}
+			return ""
+		},
+		begin: r.begin,
+	})
+}
+
+// begin finds the OpenStackCluster's Cluster.
+func (r *OpenStackClusterReconciler) begin(ctx context.Context, osc *infrav1.OpenStackCluster) (context.Context, objectReconcile, *clusterv1.Cluster, error) {
 	log := ctrl.LoggerFrom(ctx)
-	defer func() { res, reterr = r.pacer.pace(log, req.NamespacedName, res, reterr) }()
-	osc := &infrav1.OpenStackCluster{}
-	if err := r.Client.Get(ctx, req.NamespacedName, osc); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-
-	if annotations.IsExternallyManaged(osc) {
-		// Cluster API's contract: another party runs this cluster's infrastructure (upstream CAPO
-		// skips such clusters too).
-		log.V(1).Info("Not reconciling: the OpenStackCluster is managed externally", "annotation", clusterv1.ManagedByAnnotation)
-		return ctrl.Result{}, nil
-	}
-	if behind, err := r.writes.behind(ctx, readerOr(r.APIReader, r.Client), osc); err != nil || behind {
-		log.V(1).Info("Waiting for the cache to show this controller's last write")
-		return ctrl.Result{RequeueAfter: cacheRequeue}, err
-	}
-
-	owned := append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, clusterConditions...)
-	if wrote, err := r.writes.writeWithoutForeignConditions(ctx, r.Client, osc, owned); err != nil || wrote {
-		return ctrl.Result{RequeueAfter: cacheRequeue}, err
-	}
 	cluster, err := util.GetOwnerCluster(ctx, r.Client, osc.ObjectMeta)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("getting the owner Cluster: %w", err)
+		return ctx, nil, nil, fmt.Errorf("getting the owner Cluster: %w", err)
 	}
 	if cluster == nil {
 		log.Info("Waiting for the Cluster controller to set the owner reference")
-		return ctrl.Result{}, nil
+		return ctx, nil, nil, nil
 	}
 	log = log.WithValues("Cluster", clusterRef(cluster))
 	ctx = ctrl.LoggerInto(ctx, log)
-
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, osc); err != nil || isPaused || requeue {
-		return ctrl.Result{}, err
-	}
-
-	helper, err := patch.NewHelper(osc, r.Client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	defer func() {
-		setReadySummary(osc)
-		logWaits(log, osc, clusterConditions)
-		recordWait("openstackcluster", osc, clusterConditions, res)
-		if err := helper.Patch(ctx, osc, patch.WithOwnedConditions{Conditions: owned}); err != nil {
-			reterr = kerrors.NewAggregate([]error{reterr, err})
-		} else if controllerutil.ContainsFinalizer(osc, infrav1.ClusterFinalizer) {
-			r.writes.wrote(osc)
-		}
-	}()
-
-	c := &clusterScope{cluster: cluster, osc: osc, report: report.NewRecorder(r.Recorder, osc, log)}
-	if !osc.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, c)
-	}
-	if controllerutil.AddFinalizer(osc, infrav1.ClusterFinalizer) {
-		// The patch adds the finalizer; its update event brings us back.
-		return ctrl.Result{}, nil
-	}
-	return r.reconcileNormal(ctx, c)
+	return ctx, &clusterReconcile{r: r, cluster: cluster, osc: osc, report: report.NewRecorder(r.Recorder, osc, log)}, cluster, nil
 }
 
-func (r *OpenStackClusterReconciler) reconcileNormal(ctx context.Context, c *clusterScope) (ctrl.Result, error) {
-	osc := c.osc
-	initClusterConditions(osc)
-	clients, err := r.ScopeFactory.NewClients(ctx, osc.Namespace, osc.Spec.IdentityRef)
+// clusterReconcile is one reconcile of an OpenStackCluster: what it works with, and what its
+// phases found, which updateStatus turns into the status.
+type clusterReconcile struct {
+	r       *OpenStackClusterReconciler
+	cluster *clusterv1.Cluster
+	osc     *infrav1.OpenStackCluster
+	report  *report.Recorder
+	clients *scope.Clients
+	net     *networking.Service
+	found   clusterFindings
+}
+
+func (c *clusterReconcile) conditionTypes() []string { return clusterConditions }
+
+// loadBalancers is the load balancer service of one reconcile, sharing the reconciler's memory.
+func (c *clusterReconcile) loadBalancers() *loadbalancer.Service {
+	r := c.r
+	r.memoryOnce.Do(func() {
+		if r.LoadBalancerMemory == nil {
+			r.LoadBalancerMemory = loadbalancer.NewMemory()
+		}
+	})
+	return loadbalancer.NewService(c.clients.LoadBalancer, c.clients.Network, c.report, r.LoadBalancerMemory, c.clients.CloudKey)
+}
+
+// connect builds the OpenStack clients from the cluster's identity.
+func (c *clusterReconcile) connect(ctx context.Context) error {
+	clients, err := c.r.ScopeFactory.NewClients(ctx, c.osc.Namespace, c.osc.Spec.IdentityRef)
 	if err != nil {
-		// The Secret is not watched: look again in a while.
-		return setIdentityError(c, err), faultOnly(err)
+		return err
 	}
 	c.clients = clients
 	c.net = networking.NewService(clients.Network, c.report)
-	c.net.Known(knownIDs(&osc.Status)...)
-
-	var (
-		result  ctrl.Result
-		errs    []error
-		lbReady int
-	)
-	// The network and its subnets come first: the load balancers (their VIP subnet), the router
-	// and the security groups need them. Then the load balancers, the router, the security groups
-	// and the failure domains are reconciled at once, each on its own copy of the object (see
-	// concurrently), so that Octavia starts on a new load balancer without waiting for Neutron's
-	// router and security groups, and a reconcile takes as long as its slowest phase. The router
-	// comes before the load balancers only when allowedCIDRs must include its address and it is
-	// not known yet, so that the listeners are not created with a list that changes a moment later.
-	// While Octavia builds a load balancer, the polls read the load balancers alone (see
-	// fullChecks.onlyLoadBalancers).
-	start := time.Now()
-	full := !r.checks.onlyLoadBalancers(osc, start)
-	var stages [][]ownedPhase
-	if full {
-		routerFirst := osc.Status.Router == nil && osc.Spec.APIServerLoadBalancerEnabled() && len(osc.Spec.APIServerLoadBalancer.AllowedCIDRs) > 0
-		stages = [][]ownedPhase{{alone(func(c *clusterScope) phaseResult { return r.reconcileNetwork(ctx, c) })}}
-		together := []ownedPhase{r.loadBalancersPhase(ctx, &lbReady), r.securityGroupsPhase(ctx), r.failureDomainsPhase(ctx)}
-		if routerFirst {
-			stages = append(stages, []ownedPhase{r.routerPhase(ctx)})
-		} else {
-			together = append(together, r.routerPhase(ctx))
-		}
-		stages = append(stages, together)
-	} else {
-		stages = [][]ownedPhase{{r.loadBalancersPhase(ctx, &lbReady)}}
-	}
-	stages = append(stages,
-		[]ownedPhase{alone(func(c *clusterScope) phaseResult { return r.reconcileEndpoint(ctx, c, lbReady) })},
-		[]ownedPhase{alone(func(c *clusterScope) phaseResult { return r.reconcileDNS(ctx, c) })},
-	)
-	for _, stage := range stages {
-		stop := false
-		for _, pr := range c.concurrently(stage) {
-			result = lowestRequeue(result, pr.result)
-			if pr.err != nil {
-				errs = append(errs, pr.err)
-			}
-			stop = stop || pr.stop
-		}
-		if stop {
-			return result, kerrors.NewAggregate(errs)
-		}
-	}
-	if full {
-		r.checks.checked(osc, start)
-	}
-	setProvisioned(osc, lbReady)
-	return result, kerrors.NewAggregate(errs)
+	c.net.Known(knownIDs(&c.osc.Status)...)
+	return nil
 }
 
-// fail records an error on a condition: a problem with the spec is reported and checked again
-// later; anything else is returned so that controller-runtime retries with backoff.
-func (c *clusterScope) fail(conditionType string, err error) phaseResult {
-	if specErr, ok := report.AsSpecError(err); ok {
-		return phaseResult{stop: true, result: reportProblem(c.report, c.osc, conditionType, specErr.Reason, specErr.Message)}
+// normal runs the phases. The network and its subnets come first: the load balancers (their VIP
+// subnet), the router and the security groups need them. Then the load balancers, the router,
+// the security groups and the failure domains are reconciled at once, each reading what the
+// network phase found and writing only its own result, so that Octavia starts on a new load
+// balancer without waiting for Neutron's router and security groups, and a reconcile takes as
+// long as its slowest phase. The router comes before the load balancers only when allowedCIDRs
+// must include its address and it is not known yet, so that the listeners are not created with
+// a list that changes a moment later. While Octavia builds a load balancer, the polls read the
+// load balancers alone (fullChecks.onlyLoadBalancers).
+func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
+	f := &c.found
+	f.normal = true
+	if err := c.connect(ctx); err != nil {
+		// The Secret is not watched: look again in a while.
+		f.identity = err
+		return ctrl.Result{RequeueAfter: specErrorRequeue}, faultOnly(err)
 	}
-	setCondition(c.osc, conditionType, metav1.ConditionFalse, infrav1.OpenStackErrorReason, failureMessage(err))
-	return phaseResult{stop: true, err: err}
+	start := time.Now()
+	osc := c.osc
+	full := !c.r.checks.onlyLoadBalancers(osc, start)
+	var done outcomes
+	if full {
+		f.network = c.reconcileNetwork(ctx)
+		if done = append(done, f.network.outcome); done.stopped() {
+			return done.result()
+		}
+	}
+	network, external := f.clusterNetwork(osc), f.externalNetwork(osc)
+	routerFirst := full && osc.Status.Router == nil && osc.Spec.APIServerLoadBalancerEnabled() && len(osc.Spec.APIServerLoadBalancer.AllowedCIDRs) > 0
+	if routerFirst {
+		f.router = c.reconcileRouter(ctx, network, external)
+		if done = append(done, f.router.outcome); done.stopped() {
+			return done.result()
+		}
+	}
+	// The phases of this stage read what is above and write only their own part of f.
+	router := f.routerOf(osc)
+	var wg sync.WaitGroup
+	wg.Go(func() { f.lbs = c.reconcileLoadBalancers(ctx, network, external, router) })
+	if full {
+		wg.Go(func() { f.groups = c.reconcileSecurityGroups(ctx, network) })
+		wg.Go(func() { f.domains = c.reconcileFailureDomains(ctx) })
+		if !routerFirst {
+			wg.Go(func() { f.router = c.reconcileRouter(ctx, network, external) })
+		}
+	}
+	wg.Wait()
+	done = append(done, lbOutcome(f.lbs))
+	if full {
+		done = append(done, f.groups.outcome, f.domains.outcome)
+		if !routerFirst {
+			done = append(done, f.router.outcome)
+		}
+	}
+	if done.stopped() {
+		return done.result()
+	}
+	f.endpoint = c.reconcileEndpoint(ctx, f.lbs, external)
+	if done = append(done, f.endpoint.outcome); done.stopped() {
+		return done.result()
+	}
+	f.dns = c.reconcileDNS(ctx, f.lbs)
+	if done = append(done, f.dns.outcome); done.stopped() {
+		return done.result()
+	}
+	f.complete = true
+	if full {
+		f.checkedSince = start
+	}
+	return done.result()
 }

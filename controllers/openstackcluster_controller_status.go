@@ -24,16 +24,15 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
-// How an OpenStackCluster's status and conditions are computed from what the phases found.
+// How an OpenStackCluster's status and conditions are computed from what the phases found
+// (clusterFindings): the only place that writes them.
 
 // clusterConditions are the conditions this controller owns, besides Ready and Paused.
 var clusterConditions = []string{
@@ -45,38 +44,84 @@ var clusterConditions = []string{
 	infrav1.APIServerDNSReadyCondition,
 }
 
-// initClusterConditions sets every owned condition that is not set yet to Unknown.
-func initClusterConditions(osc *infrav1.OpenStackCluster) {
-	for _, t := range clusterConditions {
-		if conditions.Get(osc, t) == nil {
-			setCondition(osc, t, metav1.ConditionUnknown, infrav1.ProvisioningReason, "")
+// updateStatus sets the status and conditions from what the reconcile found, then Ready.
+func (c *clusterReconcile) updateStatus() {
+	osc, f := c.osc, &c.found
+	switch {
+	case f.deletion != nil:
+		setDeletionStatus(osc, f.deletion)
+	case f.normal:
+		initConditions(osc, clusterConditions)
+		if f.identity != nil {
+			setIdentityError(c, f.identity)
+			break
+		}
+		c.setNetworkStatus()
+		if f.groups != nil {
+			setSecurityGroupsStatus(c, f.groups)
+		}
+		if f.domains != nil && f.domains.err == nil {
+			osc.Status.FailureDomains = f.domains.domains
+		}
+		lbs := f.lbs
+		if f.network != nil && f.network.loadBalancers != nil {
+			lbs = f.network.loadBalancers
+		}
+		if lbs != nil {
+			setLoadBalancersStatus(c, lbs)
+		}
+		if f.domains != nil {
+			setFailureDomainsCondition(c, f.domains)
+		}
+		if f.endpoint != nil {
+			setEndpointStatus(c, f.endpoint)
+		}
+		if f.dns != nil {
+			setDNSCondition(c, f.dns)
+		}
+		if f.complete {
+			setProvisioned(osc, f.lbs)
+			if !f.checkedSince.IsZero() {
+				// What this reconcile read and found ready need not be read by the polls that
+				// follow while Octavia builds (fullChecks).
+				c.r.checks.checked(osc, f.checkedSince)
+			}
 		}
 	}
-}
-
-// setIdentityError reports credentials that do not work on every owned condition, with one event.
-func setIdentityError(c *clusterScope, err error) ctrl.Result {
-	message := failureMessage(err)
-	result := reportProblem(c.report, c.osc, clusterConditions[0], infrav1.IdentityErrorReason, message)
-	for _, t := range clusterConditions[1:] {
-		setCondition(c.osc, t, metav1.ConditionFalse, infrav1.IdentityErrorReason, message)
-	}
-	return result
-}
-
-// setReadySummary sets Ready from the conditions the controller owns, also during deletion.
-func setReadySummary(osc *infrav1.OpenStackCluster) {
 	setSummary(osc, clusterConditions)
 }
 
-// setSummary sets Ready on obj as the summary of the conditions of types, with Cluster API's
-// reasons for it (Ready, NotReady, ReadyUnknown) and, when all is well, the message of each.
-func setSummary(obj conditions.Setter, types []string) {
-	merge := conditions.DefaultMergeStrategy(conditions.ComputeReasonFunc(
-		conditions.GetDefaultComputeMergeReasonFunc(clusterv1.NotReadyReason, clusterv1.ReadyUnknownReason, clusterv1.ReadyReason)))
-	if err := conditions.SetSummaryCondition(obj, obj, infrav1.ReadyCondition, conditions.ForConditionTypes(types),
-		conditions.CustomMergeStrategy{MergeStrategy: merge}); err != nil {
-		setCondition(obj, infrav1.ReadyCondition, metav1.ConditionUnknown, clusterv1.ReadyUnknownReason, err.Error())
+// setIdentityError reports credentials that do not work on every owned condition, with one event.
+func setIdentityError(c *clusterReconcile, err error) {
+	message := failureMessage(err)
+	reportProblem(c.report, c.osc, clusterConditions[0], infrav1.IdentityErrorReason, message)
+	for _, t := range clusterConditions[1:] {
+		setCondition(c.osc, t, metav1.ConditionFalse, infrav1.IdentityErrorReason, message)
+	}
+}
+
+// setNetworkStatus records the external network, the cluster network and the router, and sets
+// NetworkReady once the router phase is done: the network phase sets it only when it fails.
+func (c *clusterReconcile) setNetworkStatus() {
+	osc, f := c.osc, &c.found
+	if n := f.network; n != nil {
+		if n.external != nil {
+			osc.Status.ExternalNetwork = n.external
+		}
+		if n.network != nil {
+			osc.Status.Network = n.network
+		}
+		if n.err != nil && n.loadBalancers == nil {
+			setFailure(osc, c.report, infrav1.NetworkReadyCondition, n.err)
+		}
+	}
+	if r := f.router; r != nil {
+		if r.err != nil {
+			setFailure(osc, c.report, infrav1.NetworkReadyCondition, r.err)
+			return
+		}
+		osc.Status.Router = r.router
+		setNetworkReady(osc)
 	}
 }
 
@@ -105,6 +150,19 @@ func setNetworkReady(osc *infrav1.OpenStackCluster) {
 	setCondition(osc, infrav1.NetworkReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, b.String())
 }
 
+// setSecurityGroupsStatus records the managed security groups and sets SecurityGroupsReady.
+func setSecurityGroupsStatus(c *clusterReconcile, g *groupsFound) {
+	switch {
+	case !g.managed:
+		setCondition(c.osc, infrav1.SecurityGroupsReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.managedSecurityGroups is not set")
+	case g.err != nil:
+		setFailure(c.osc, c.report, infrav1.SecurityGroupsReadyCondition, g.err)
+	default:
+		c.osc.Status.ControlPlaneSecurityGroup, c.osc.Status.WorkerSecurityGroup = g.controlPlane, g.worker
+		setSecurityGroupsReady(c.osc)
+	}
+}
+
 // setSecurityGroupsReady names the managed security groups.
 func setSecurityGroupsReady(osc *infrav1.OpenStackCluster) {
 	var groups []string
@@ -116,57 +174,48 @@ func setSecurityGroupsReady(osc *infrav1.OpenStackCluster) {
 	setCondition(osc, infrav1.SecurityGroupsReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "security groups "+strings.Join(groups, ", "))
 }
 
-// setEndpointReady says where the API server is reached.
-func setEndpointReady(osc *infrav1.OpenStackCluster) {
-	ep := osc.Spec.ControlPlaneEndpoint
-	setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
-		fmt.Sprintf("the API server is reached at %s", net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))))
-}
-
-// setProvisioned sets initialization.provisioned once machines may be created: every owned
-// condition True, except that with one load balancer per availability zone one ready zone is
-// enough (machines may start while another zone still converges or is broken), and that a
-// control plane failure domain without a load balancer is reported but holds back neither the
-// machines of the other failure domains nor workers.
-func setProvisioned(osc *infrav1.OpenStackCluster, lbReady int) {
-	provisioned := lbReady > 0 || !osc.Spec.APIServerLoadBalancerEnabled()
-	for _, t := range clusterConditions {
-		// DNS publishing follows the load balancers; machines need not wait for it.
-		if t != infrav1.APIServerLoadBalancersReadyCondition && t != infrav1.APIServerDNSReadyCondition {
-			provisioned = provisioned && (conditions.IsTrue(osc, t) ||
-				conditions.GetReason(osc, t) == infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason)
+// setLoadBalancersStatus records the API server load balancers and sets
+// APIServerLoadBalancersReady (and APIEndpointReady, when the endpoint cannot be published).
+func setLoadBalancersStatus(c *clusterReconcile, r *loadbalancer.Result) {
+	osc := c.osc
+	switch {
+	case r.Disabled:
+		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.apiServerLoadBalancer is not enabled")
+		return
+	case r.EndpointProblem != "":
+		for _, t := range []string{infrav1.APIServerLoadBalancersReadyCondition, infrav1.APIEndpointReadyCondition} {
+			setCondition(osc, t, metav1.ConditionFalse, infrav1.EndpointConfigurationErrorReason, r.EndpointProblem)
 		}
+		return
+	case r.Err != nil:
+		setFailure(osc, c.report, infrav1.APIServerLoadBalancersReadyCondition, r.Err)
+		return
 	}
-	if !osc.Spec.APIServerLoadBalancersPerZone() {
-		provisioned = provisioned && conditions.IsTrue(osc, infrav1.APIServerLoadBalancersReadyCondition)
+	if r.Observed {
+		osc.Status.APIServerLoadBalancers, osc.Status.APIServerLoadBalancer = r.Zones, r.Single
 	}
-	if provisioned {
-		osc.Status.Initialization = &infrav1.OpenStackClusterInitializationStatus{Provisioned: ptr.To(true)}
-	}
+	osc.Status.ZonesReady = r.ZonesReady
+	setLoadBalancersCondition(osc, r)
 }
 
 // setLoadBalancersCondition sets APIServerLoadBalancersReady from the summary of a reconcile: its
-// message names every zone that is not ready, and why, or when all are, where each is reached.
-// With availabilityZoneSubnets, zonesReady counts the zones whose load balancer is ready.
-func setLoadBalancersCondition(osc *infrav1.OpenStackCluster, s loadbalancer.Summary) {
-	zones := 0
-	if osc.Spec.APIServerLoadBalancersPerZone() {
-		zones = len(osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets)
-		osc.Status.ZonesReady = fmt.Sprintf("%d/%d", s.Ready, zones)
-	} else {
-		osc.Status.ZonesReady = ""
-	}
+// message names every zone that is not ready, and why, or when all are, where each is reached and
+// how many zones serve (the Zones column's count: loadbalancer.Result.ZonesReady).
+func setLoadBalancersCondition(osc *infrav1.OpenStackCluster, r *loadbalancer.Result) {
+	s := r.Summary
 	if s.Message != "" {
 		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, s.Reason, s.Message)
 		return
 	}
-	var where []string
-	for _, lb := range osc.Status.APIServerLoadBalancers {
-		where = append(where, lb.AvailabilityZone+" "+addresses(&lb))
-	}
-	message := fmt.Sprintf("%d/%d zones ready: %s", s.Ready, zones, strings.Join(where, ", "))
-	if zones == 0 && osc.Status.APIServerLoadBalancer != nil {
-		message = "load balancer " + osc.Status.APIServerLoadBalancer.Name + " " + addresses(osc.Status.APIServerLoadBalancer)
+	message := ""
+	if r.ZonesReady != "" {
+		var where []string
+		for _, lb := range osc.Status.APIServerLoadBalancers {
+			where = append(where, lb.AvailabilityZone+" "+addresses(&lb))
+		}
+		message = fmt.Sprintf("%s zones ready: %s", r.ZonesReady, strings.Join(where, ", "))
+	} else if lb := osc.Status.APIServerLoadBalancer; lb != nil {
+		message = "load balancer " + lb.Name + " " + addresses(lb)
 	}
 	setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, message)
 }
@@ -183,27 +232,131 @@ func addresses(lb *infrav1.LoadBalancer) string {
 // with a warning when it is new, while control plane failure domains have no API server load
 // balancer (KCP spreads control plane machines over every control plane failure domain, the
 // check the other cloud's installer makes between load balancer zones and node zones).
-func setFailureDomainsCondition(c *clusterScope) {
-	zones := loadbalancer.UncoveredControlPlaneZones(c.osc)
+func setFailureDomainsCondition(c *clusterReconcile, d *domainsFound) {
+	osc := c.osc
+	if d.err != nil {
+		setFailure(osc, c.report, infrav1.FailureDomainsReadyCondition, d.err)
+		return
+	}
+	zones := loadbalancer.UncoveredControlPlaneZones(osc)
 	if len(zones) == 0 {
 		var names []string
-		for _, fd := range c.osc.Status.FailureDomains {
+		for _, fd := range osc.Status.FailureDomains {
 			name := fd.Name
 			if ptr.Deref(fd.ControlPlane, false) {
 				name += " (control plane)"
 			}
 			names = append(names, name)
 		}
-		setCondition(c.osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "failure domains "+strings.Join(names, ", "))
+		setCondition(osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "failure domains "+strings.Join(names, ", "))
 		return
 	}
 	message := fmt.Sprintf("control plane failure domains %s have no API server load balancer and allowCrossAZLoadBalancerMembers is off: "+
 		"control plane machines placed there get no API server traffic; map them in spec.apiServerLoadBalancer.availabilityZoneSubnets, "+
 		"set allowCrossAZLoadBalancerMembers, or leave them out of spec.controlPlaneAvailabilityZones", strings.Join(zones, ", "))
-	if before := conditions.Get(c.osc, infrav1.FailureDomainsReadyCondition); before == nil || before.Message != message {
+	if before := conditions.Get(osc, infrav1.FailureDomainsReadyCondition); before == nil || before.Message != message {
 		c.report.Warn(infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, report.Resource{}, "%s", message)
 	}
-	setCondition(c.osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionFalse, infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, message)
+	setCondition(osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionFalse, infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, message)
+}
+
+// setEndpointStatus fills spec.controlPlaneEndpoint, as the provider contract asks, and sets
+// APIEndpointReady.
+func setEndpointStatus(c *clusterReconcile, e *endpointFound) {
+	osc := c.osc
+	switch {
+	case e.err != nil:
+		setFailure(osc, c.report, infrav1.APIEndpointReadyCondition, e.err)
+	case e.waiting:
+		setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
+			"the endpoint is the API server load balancer's address, known once it is provisioned")
+	case e.unknowable:
+		setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionFalse, infrav1.EndpointConfigurationErrorReason,
+			"without a load balancer and without a floating IP, set spec.apiServerFixedIP (the control plane's address) or spec.controlPlaneEndpoint.host")
+	default:
+		osc.Spec.ControlPlaneEndpoint = e.endpoint
+		setEndpointReady(osc)
+	}
+}
+
+// setEndpointReady says where the API server is reached.
+func setEndpointReady(osc *infrav1.OpenStackCluster) {
+	ep := osc.Spec.ControlPlaneEndpoint
+	setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+		fmt.Sprintf("the API server is reached at %s", net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))))
+}
+
+// setDNSCondition sets APIServerDNSReady from what the DNS phase published.
+func setDNSCondition(c *clusterReconcile, d *dnsFound) {
+	osc, pub := c.osc, d.publication
+	switch {
+	case d.notRequired:
+		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.apiServerLoadBalancer.dns is not set")
+	case d.err != nil:
+		setFailure(osc, c.report, infrav1.APIServerDNSReadyCondition, d.err)
+	case len(pub.Addresses) == 0:
+		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
+			"no load balancer has its public address yet: nothing is published")
+	case d.crdMissing:
+		reportProblem(c.report, osc, infrav1.APIServerDNSReadyCondition, infrav1.DNSEndpointCRDMissingReason,
+			"the DNSEndpoint kind (externaldns.k8s.io/v1alpha1) is not installed: install ExternalDNS's CRD, or remove spec.apiServerLoadBalancer.dns")
+	case pub.NoneHealthy:
+		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionFalse, infrav1.NoHealthyZoneReason, fmt.Sprintf(
+			"no zone's load balancer is healthy: %s keeps every zone's address (%s) rather than none", d.host, pub.Where))
+	default:
+		message := fmt.Sprintf("%s is published as %s in DNSEndpoint %s", d.host, pub.Where, dnsEndpointName(osc))
+		if len(pub.Withdrawn) > 0 {
+			message += "; withdrawn: " + strings.Join(pub.Withdrawn, ", ")
+		}
+		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, message)
+	}
+}
+
+// setProvisioned sets initialization.provisioned once machines may be created: every owned
+// condition True, except that the load balancer service says how far the load balancers must
+// be (with one per availability zone, one ready zone is enough), that DNS publishing need not be
+// done, and that a control plane failure domain without a load balancer is reported but holds
+// back neither the machines of the other failure domains nor workers.
+func setProvisioned(osc *infrav1.OpenStackCluster, lbs *loadbalancer.Result) {
+	provisioned := lbs.MachinesMayStart
+	for _, t := range clusterConditions {
+		if t != infrav1.APIServerLoadBalancersReadyCondition && t != infrav1.APIServerDNSReadyCondition {
+			provisioned = provisioned && (conditions.IsTrue(osc, t) ||
+				conditions.GetReason(osc, t) == infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason)
+		}
+	}
+	if provisioned {
+		osc.Status.Initialization = &infrav1.OpenStackClusterInitializationStatus{Provisioned: ptr.To(true)}
+	}
+}
+
+// setDeletionStatus says where the deletion stands, and forgets what is gone.
+func setDeletionStatus(osc *infrav1.OpenStackCluster, d *deletionFound) {
+	for _, t := range clusterConditions {
+		setCondition(osc, t, metav1.ConditionFalse, infrav1.DeletingReason, "")
+	}
+	if d.identity != nil {
+		setCondition(osc, infrav1.NetworkReadyCondition, metav1.ConditionFalse, infrav1.IdentityErrorReason, failureMessage(d.identity))
+	}
+	if d.loadBalancersLeft {
+		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
+			"waiting for Octavia to delete the API server load balancers")
+	}
+	if d.waitingForPorts != "" {
+		setCondition(osc, d.waitingForPorts, metav1.ConditionFalse, infrav1.WaitingForPortsReason, "waiting for servers and load balancers to leave the network")
+	}
+	if d.loadBalancersGone {
+		osc.Status.APIServerLoadBalancer, osc.Status.APIServerLoadBalancers = nil, nil
+	}
+	if d.groupsGone {
+		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup = nil, nil
+	}
+	if d.routerGone {
+		osc.Status.Router = nil
+	}
+	if d.networkGone {
+		osc.Status.Network = nil
+	}
 }
 
 // knownIDs are the IDs of the network resources the status records: finding them is no adoption.

@@ -20,69 +20,72 @@ import (
 	"context"
 	"errors"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
 
-// reconcileDelete removes what the controller created, in reverse order, and then the finalizer.
+// deletionFound is where a cluster's deletion stands, for updateStatus.
+type deletionFound struct {
+	// identity is why the credentials did not work.
+	identity error
+	// loadBalancersLeft: Octavia is still deleting the load balancers; loadBalancersGone: none is
+	// left. The same for the security groups, the router and the network.
+	loadBalancersLeft, loadBalancersGone bool
+	groupsGone, routerGone, networkGone  bool
+	// waitingForPorts is the condition of what waits for ports to leave the network.
+	waitingForPorts string
+}
+
+// delete removes what the controller created, in reverse order, and then the finalizer.
 // Resources the user brought (spec.network, spec.router, apiServerFloatingIP) are left alone.
-func (r *OpenStackClusterReconciler) reconcileDelete(ctx context.Context, c *clusterScope) (ctrl.Result, error) {
+func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	osc, cluster := c.osc, c.cluster
 	if !controllerutil.ContainsFinalizer(osc, infrav1.ClusterFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	r.checks.forget(osc)
-	for _, t := range clusterConditions {
-		setCondition(osc, t, metav1.ConditionFalse, infrav1.DeletingReason, "")
-	}
-	clients, err := r.ScopeFactory.NewClients(ctx, osc.Namespace, osc.Spec.IdentityRef)
-	if err != nil {
+	c.r.checks.forget(osc)
+	d := &deletionFound{}
+	c.found.deletion = d
+	if err := c.connect(ctx); err != nil {
 		if errors.Is(err, scope.ErrNoIdentityRef) && osc.Status.ExternalNetwork == nil && osc.Status.Network == nil {
 			// Without credentials and with nothing recorded, the controller never reached
 			// OpenStack: there is nothing to delete.
 			controllerutil.RemoveFinalizer(osc, infrav1.ClusterFinalizer)
 			return ctrl.Result{}, nil
 		}
-		setCondition(osc, infrav1.NetworkReadyCondition, metav1.ConditionFalse, infrav1.IdentityErrorReason, failureMessage(err))
+		d.identity = err
 		return ctrl.Result{RequeueAfter: specErrorRequeue}, faultOnly(err)
 	}
-	c.clients = clients
-	c.net = networking.NewService(clients.Network, c.report)
 
 	// The endpoint's records go first, so that clients stop resolving to what is being deleted.
 	if dnsSettings(&osc.Spec) != nil || published(osc) {
-		if err := r.deleteDNSEndpoint(ctx, c); err != nil {
+		if err := c.r.deleteDNSEndpoint(ctx, c); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-
 	if err := c.net.DeleteAPIServerFloatingIP(ctx, networking.APIServerFloatingIPDescription(cluster.Namespace, cluster.Name)); err != nil {
 		return ctrl.Result{}, err
 	}
 	// The load balancers go first when their VIP ports may be on the cluster network. While
 	// Octavia deletes them, what does not depend on them goes too: the security groups always
 	// (Octavia's ports do not use them), the router and network when every VIP is elsewhere.
-	done, err := r.loadBalancers(c).Delete(ctx, loadbalancer.ClusterRemoval(cluster.Namespace, cluster.Name, osc))
+	lbs, err := c.loadBalancers().DeleteCluster(ctx, cluster.Namespace, cluster.Name, osc)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if !done {
-		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
-			"waiting for Octavia to delete the API server load balancers")
-		if _, err := deleteNetworking(ctx, c, loadbalancer.VIPsOffClusterNetwork(osc)); err != nil {
+	if !lbs.Done {
+		d.loadBalancersLeft = true
+		if _, err := c.deleteNetworking(ctx, lbs.NetworkFree); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: deleteRequeue}, nil
 	}
-	osc.Status.APIServerLoadBalancer, osc.Status.APIServerLoadBalancers = nil, nil
-	loadbalancer.ForgetCluster(cluster.Namespace, cluster.Name)
-	if result, err := deleteNetworking(ctx, c, true); err != nil || !result.IsZero() {
+	d.loadBalancersGone = true
+	if result, err := c.deleteNetworking(ctx, true); err != nil || !result.IsZero() {
 		return result, err
 	}
 	controllerutil.RemoveFinalizer(osc, infrav1.ClusterFinalizer)
@@ -93,11 +96,11 @@ func (r *OpenStackClusterReconciler) reconcileDelete(ctx context.Context, c *clu
 // controller created. A zero result means all of it is gone. What the controller created is
 // found by name, not by status, so that a cluster whose status was lost still leaves nothing
 // behind.
-func deleteNetworking(ctx context.Context, c *clusterScope, withNetwork bool) (ctrl.Result, error) {
-	osc, cluster := c.osc, c.cluster
+func (c *clusterReconcile) deleteNetworking(ctx context.Context, withNetwork bool) (ctrl.Result, error) {
+	osc, cluster, d := c.osc, c.cluster, c.found.deletion
 	waiting := func(err error, condition string) (ctrl.Result, error) {
 		if errors.Is(err, networking.ErrWaitingForPorts) {
-			setCondition(osc, condition, metav1.ConditionFalse, infrav1.WaitingForPortsReason, "waiting for servers and load balancers to leave the network")
+			d.waitingForPorts = condition
 			return ctrl.Result{RequeueAfter: waitRequeue}, nil
 		}
 		return ctrl.Result{}, err
@@ -107,7 +110,7 @@ func deleteNetworking(ctx context.Context, c *clusterScope, withNetwork bool) (c
 			return waiting(err, infrav1.SecurityGroupsReadyCondition)
 		}
 	}
-	osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup = nil, nil
+	d.groupsGone = true
 	if !withNetwork {
 		return ctrl.Result{}, nil
 	}
@@ -116,11 +119,11 @@ func deleteNetworking(ctx context.Context, c *clusterScope, withNetwork bool) (c
 		if err := c.net.DeleteManagedRouter(ctx, name, &osc.Spec); err != nil {
 			return ctrl.Result{}, err
 		}
-		osc.Status.Router = nil
+		d.routerGone = true
 		if err := c.net.DeleteManagedNetwork(ctx, name); err != nil {
 			return waiting(err, infrav1.NetworkReadyCondition)
 		}
 	}
-	osc.Status.Network = nil
+	d.networkGone = true
 	return ctrl.Result{}, nil
 }

@@ -58,54 +58,39 @@ func dnsSettings(spec *infrav1.OpenStackClusterSpec) *infrav1.APIServerDNS {
 	return spec.APIServerLoadBalancer.DNS
 }
 
-// reconcileDNS keeps the DNSEndpoint's records at the public addresses of the zones that serve
-// (loadbalancer.PublishedAddresses: never an empty answer).
-func (r *OpenStackClusterReconciler) reconcileDNS(ctx context.Context, c *clusterScope) phaseResult {
+// reconcileDNS keeps the DNSEndpoint's records at the addresses the load balancer service
+// publishes (loadbalancer.Publication: the zones that serve, never an empty answer).
+func (c *clusterReconcile) reconcileDNS(ctx context.Context, lbs *loadbalancer.Result) *dnsFound {
 	osc := c.osc
 	dns := dnsSettings(&osc.Spec)
 	if dns == nil {
 		if published(osc) {
-			if err := r.deleteDNSEndpoint(ctx, c); err != nil {
-				return c.fail(infrav1.APIServerDNSReadyCondition, err)
+			if err := c.r.deleteDNSEndpoint(ctx, c); err != nil {
+				return &dnsFound{outcome: failedWith(err)}
 			}
 		}
-		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.apiServerLoadBalancer.dns is not set")
-		return phaseResult{}
+		return &dnsFound{notRequired: true}
 	}
-	entries := loadbalancer.Publishable(osc)
-	addresses, noneHealthy := loadbalancer.PublishedAddresses(entries, osc.Spec.EffectiveAPIServerPort())
-	if len(addresses) == 0 {
-		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
-			"no load balancer has its public address yet: nothing is published")
-		return phaseResult{}
+	found := &dnsFound{publication: lbs.Publication, host: strings.TrimSuffix(osc.Spec.ControlPlaneEndpoint.Host, ".")}
+	if len(found.publication.Addresses) == 0 {
+		return found
 	}
-	host := strings.TrimSuffix(osc.Spec.ControlPlaneEndpoint.Host, ".")
-	want := dnsRecords(host, addresses, dns.TTL)
-	verb, err := r.applyDNSEndpoint(ctx, c, want)
+	verb, err := c.r.applyDNSEndpoint(ctx, c, dnsRecords(found.host, found.publication.Addresses, dns.TTL))
 	switch {
 	case meta.IsNoMatchError(err):
-		return phaseResult{result: reportProblem(c.report, osc, infrav1.APIServerDNSReadyCondition, infrav1.DNSEndpointCRDMissingReason,
-			"the DNSEndpoint kind (externaldns.k8s.io/v1alpha1) is not installed: install ExternalDNS's CRD, or remove spec.apiServerLoadBalancer.dns")}
+		found.crdMissing = true
+		found.outcome = after(specErrorRequeue)
+		return found
 	case err != nil:
-		return c.fail(infrav1.APIServerDNSReadyCondition, err)
+		found.outcome = failedWith(err)
+		return found
 	}
-	where := zoneAddresses(entries, addresses)
 	if verb != "" {
 		// The record set as the resource's version: each new set is an event of its own.
-		res := report.Resource{Kind: "DNSEndpoint", Name: osc.Namespace + "/" + dnsEndpointName(osc), ID: strings.Join(addresses, ",")}
-		c.report.Changed(verb+"DNSEndpoint", res, "Published %s as %s", host, where)
+		res := report.Resource{Kind: "DNSEndpoint", Name: osc.Namespace + "/" + dnsEndpointName(osc), ID: strings.Join(found.publication.Addresses, ",")}
+		c.report.Changed(verb+"DNSEndpoint", res, "Published %s as %s", found.host, found.publication.Where)
 	}
-	if noneHealthy {
-		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionFalse, infrav1.NoHealthyZoneReason, fmt.Sprintf(
-			"no zone's load balancer is healthy: %s keeps every zone's address (%s) rather than none", host, where))
-		return phaseResult{}
-	}
-	message := fmt.Sprintf("%s is published as %s in DNSEndpoint %s", host, where, dnsEndpointName(osc))
-	if withdrawn := withdrawnZones(osc.Status.APIServerLoadBalancers, entries, addresses); len(withdrawn) > 0 {
-		message += "; withdrawn: " + strings.Join(withdrawn, ", ")
-	}
-	setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, message)
-	return phaseResult{}
+	return found
 }
 
 // published says whether a DNSEndpoint may exist: unless a reconcile already found that the
@@ -142,7 +127,7 @@ func dnsRecords(host string, addresses []string, ttl int32) []any {
 // applyDNSEndpoint creates the cluster's DNSEndpoint, or updates its endpoints; verb says which
 // ("Created", "Updated"), or "" when nothing changed. A DNSEndpoint of that name that another
 // object owns is left alone, with an error.
-func (r *OpenStackClusterReconciler) applyDNSEndpoint(ctx context.Context, c *clusterScope, endpoints []any) (string, error) {
+func (r *OpenStackClusterReconciler) applyDNSEndpoint(ctx context.Context, c *clusterReconcile, endpoints []any) (string, error) {
 	osc := c.osc
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(dnsEndpointGVK)
@@ -201,7 +186,7 @@ func normalize(endpoints []any) []map[string]string {
 	return out
 }
 
-func (r *OpenStackClusterReconciler) deleteDNSEndpoint(ctx context.Context, c *clusterScope) error {
+func (r *OpenStackClusterReconciler) deleteDNSEndpoint(ctx context.Context, c *clusterReconcile) error {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(dnsEndpointGVK)
 	obj.SetNamespace(c.osc.Namespace)
@@ -215,38 +200,4 @@ func (r *OpenStackClusterReconciler) deleteDNSEndpoint(ctx context.Context, c *c
 			"Deleted DNSEndpoint %s: the endpoint's records are no longer published", obj.GetName())
 	}
 	return err
-}
-
-// zoneAddresses says which zone each published address is, for messages: "172.24.4.10 (az1), ...".
-func zoneAddresses(entries []infrav1.LoadBalancer, addresses []string) string {
-	words := make([]string, len(addresses))
-	for i, a := range addresses {
-		words[i] = a
-		for _, e := range entries {
-			if e.IP == a && e.AvailabilityZone != "" {
-				words[i] = fmt.Sprintf("%s (%s)", a, e.AvailabilityZone)
-			}
-		}
-	}
-	return strings.Join(words, ", ")
-}
-
-// withdrawnZones are the zones (of all) whose address is not published, with the reason, for
-// messages; publishable are those with their public address.
-func withdrawnZones(all, publishable []infrav1.LoadBalancer, addresses []string) []string {
-	var out []string
-	for _, e := range all {
-		if e.AvailabilityZone == "" || slices.Contains(addresses, e.IP) {
-			continue
-		}
-		why := "no control plane machine ONLINE behind it"
-		switch {
-		case !slices.ContainsFunc(publishable, func(p infrav1.LoadBalancer) bool { return p.ID == e.ID }):
-			why = "no public address yet"
-		case !e.Healthy:
-			why = "its load balancer cannot take traffic"
-		}
-		out = append(out, fmt.Sprintf("%s (%s)", e.AvailabilityZone, why))
-	}
-	return out
 }

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 )
@@ -163,12 +164,15 @@ func TestDNSWithoutTheDNSEndpointKindIsReportedNotFatal(t *testing.T) {
 	osc.Status.APIServerLoadBalancer = &infrav1.LoadBalancer{Name: "lb", IP: "172.24.4.10", Healthy: true}
 	recorder := events.NewFakeRecorder(10)
 	r := &OpenStackClusterReconciler{Client: kube}
-	c := &clusterScope{cluster: &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}, osc: osc,
+	c := &clusterReconcile{r: r, cluster: &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}, osc: osc,
 		report: report.NewRecorder(recorder, osc, logr.Discard())}
 
-	pr := r.reconcileDNS(ctx, c)
-	g.Expect(pr.err).NotTo(HaveOccurred(), "not an error to retry with backoff")
-	g.Expect(pr.result.RequeueAfter).To(Equal(specErrorRequeue))
+	found := c.reconcileDNS(ctx, &loadbalancer.Result{Publication: loadbalancer.Publish(osc)})
+	res, err := outcomes{found.outcome}.result()
+	g.Expect(err).NotTo(HaveOccurred(), "not an error to retry with backoff")
+	g.Expect(res.RequeueAfter).To(Equal(specErrorRequeue))
+	c.found = clusterFindings{normal: true, dns: found}
+	c.updateStatus()
 	cond := conditions.Get(osc, infrav1.APIServerDNSReadyCondition)
 	g.Expect(cond.Reason).To(Equal(infrav1.DNSEndpointCRDMissingReason))
 	g.Expect(cond.Message).To(ContainSubstring("the DNSEndpoint kind (externaldns.k8s.io/v1alpha1) is not installed"))

@@ -18,155 +18,262 @@ package controllers
 
 import (
 	"context"
-	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/cluster-api/util/conditions"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 )
 
-// ownedPhase is a phase of an OpenStackCluster's reconcile and what of the object it owns: the
-// status fields it writes (copied by status) and its conditions. Phases of one stage run at
-// once, each on its own copy of the object, so that none sees what another writes while they
-// run; what each owns is copied back once all are done.
-type ownedPhase struct {
-	run        func(c *clusterScope) phaseResult
-	status     func(to, from *infrav1.OpenStackClusterStatus)
-	conditions []string
+// The phases of an OpenStackCluster's reconcile. Each reads the object and what the phases
+// before it found, acts in the cloud through a service, and returns what it found; none writes
+// the object (updateStatus does, from clusterFindings).
+
+// clusterFindings is what one reconcile of an OpenStackCluster found, phase by phase. A phase
+// that did not run leaves its part nil, and what updateStatus would write from it stays as it was.
+type clusterFindings struct {
+	// normal is set when the reconcile ran the normal phases (not the deletion).
+	normal bool
+	// identity is why the credentials did not work.
+	identity error
+	network  *networkFound
+	router   *routerFound
+	groups   *groupsFound
+	domains  *domainsFound
+	lbs      *loadbalancer.Result
+	endpoint *endpointFound
+	dns      *dnsFound
+	// complete is set when every phase ran to the end; checkedSince, when they all read the
+	// cloud (not the load balancers alone), with when the reconcile began.
+	complete     bool
+	checkedSince time.Time
+	deletion     *deletionFound
 }
 
-// alone is a phase that runs by itself in its stage, on the object itself.
-func alone(run func(c *clusterScope) phaseResult) ownedPhase { return ownedPhase{run: run} }
+type networkFound struct {
+	outcome
+	// external is the external network (nil when the cluster has none, or until resolved).
+	external *infrav1.NetworkStatus
+	network  *infrav1.NetworkStatusWithSubnets
+	// loadBalancers is set when the check before the cluster's first resource found the load
+	// balancers' references refuted: what the load balancer phase would have found.
+	loadBalancers *loadbalancer.Result
+}
 
-// concurrently runs the phases of a stage and returns their results, in order.
-func (c *clusterScope) concurrently(stage []ownedPhase) []phaseResult {
-	results := make([]phaseResult, len(stage))
-	if len(stage) == 1 {
-		results[0] = stage[0].run(c)
-		return results
+type routerFound struct {
+	outcome
+	router *infrav1.Router
+}
+
+type groupsFound struct {
+	outcome
+	managed              bool
+	controlPlane, worker *infrav1.SecurityGroupStatus
+}
+
+type domainsFound struct {
+	outcome
+	domains []clusterv1.FailureDomain
+}
+
+type endpointFound struct {
+	outcome
+	// endpoint is spec.controlPlaneEndpoint as it must be.
+	endpoint *clusterv1.APIEndpoint
+	// waiting: the endpoint is the load balancer's address, not known yet.
+	waiting bool
+	// unknowable: the spec gives no way to know where the API server is.
+	unknowable bool
+}
+
+type dnsFound struct {
+	outcome
+	notRequired bool
+	host        string
+	publication loadbalancer.Publication
+	crdMissing  bool
+}
+
+// clusterNetwork is the cluster network as this reconcile knows it: found now, or as recorded.
+func (f *clusterFindings) clusterNetwork(osc *infrav1.OpenStackCluster) *infrav1.NetworkStatusWithSubnets {
+	if f.network != nil && f.network.network != nil {
+		return f.network.network
 	}
-	copies := make([]*infrav1.OpenStackCluster, len(stage))
-	var wg sync.WaitGroup
-	for i, p := range stage {
-		own := *c
-		own.osc = c.osc.DeepCopy()
-		copies[i] = own.osc
-		wg.Go(func() { results[i] = p.run(&own) })
+	return osc.Status.Network
+}
+
+// externalNetwork is the external network as this reconcile knows it.
+func (f *clusterFindings) externalNetwork(osc *infrav1.OpenStackCluster) *infrav1.NetworkStatus {
+	if f.network != nil && f.network.external != nil {
+		return f.network.external
 	}
-	wg.Wait()
-	for i, p := range stage {
-		p.status(&c.osc.Status, &copies[i].Status)
-		for _, t := range p.conditions {
-			if cond := conditions.Get(copies[i], t); cond != nil {
-				conditions.Set(c.osc, *cond)
+	return osc.Status.ExternalNetwork
+}
+
+// routerOf is the router as this reconcile knows it.
+func (f *clusterFindings) routerOf(osc *infrav1.OpenStackCluster) *infrav1.Router {
+	if f.router != nil && f.router.err == nil {
+		return f.router.router
+	}
+	return osc.Status.Router
+}
+
+// reconcileNetwork finds the external network and makes the cluster network. Before the
+// cluster's first resource is created (or when its status was lost), it first resolves what
+// later phases would only resolve after creating the network (checkReferences).
+func (c *clusterReconcile) reconcileNetwork(ctx context.Context) *networkFound {
+	osc := c.osc
+	found := &networkFound{external: osc.Status.ExternalNetwork}
+	// The external network is immutable in the spec: once found, it is not looked up again.
+	if found.external == nil {
+		external, err := c.net.ResolveExternalNetwork(ctx, &osc.Spec)
+		if err != nil {
+			found.outcome = failedWith(err)
+			return found
+		}
+		found.external = external
+	}
+	if osc.Status.Network == nil {
+		if refuted, err := c.checkReferences(ctx, found.external); err != nil || refuted != nil {
+			found.loadBalancers = refuted
+			found.outcome = failedWith(err)
+			if refuted != nil {
+				found.outcome = lbOutcome(refuted)
+				found.stop = true
 			}
+			return found
 		}
 	}
-	return results
-}
-
-func (r *OpenStackClusterReconciler) routerPhase(ctx context.Context) ownedPhase {
-	return ownedPhase{
-		run:        func(c *clusterScope) phaseResult { return r.reconcileRouter(ctx, c) },
-		status:     func(to, from *infrav1.OpenStackClusterStatus) { to.Router = from.Router },
-		conditions: []string{infrav1.NetworkReadyCondition},
+	network, err := c.net.ReconcileNetwork(ctx, networking.ResourceName(c.cluster.Namespace, c.cluster.Name), &osc.Spec, osc.Status.Network)
+	if err != nil {
+		found.outcome = failedWith(err)
+		return found
 	}
+	found.network = network
+	return found
 }
 
-func (r *OpenStackClusterReconciler) securityGroupsPhase(ctx context.Context) ownedPhase {
-	return ownedPhase{
-		run: func(c *clusterScope) phaseResult { return r.reconcileSecurityGroups(ctx, c) },
-		status: func(to, from *infrav1.OpenStackClusterStatus) {
-			to.ControlPlaneSecurityGroup, to.WorkerSecurityGroup = from.ControlPlaneSecurityGroup, from.WorkerSecurityGroup
-		},
-		conditions: []string{infrav1.SecurityGroupsReadyCondition},
-	}
-}
-
-func (r *OpenStackClusterReconciler) failureDomainsPhase(ctx context.Context) ownedPhase {
-	return ownedPhase{
-		run:        func(c *clusterScope) phaseResult { return r.reconcileFailureDomains(ctx, c) },
-		status:     func(to, from *infrav1.OpenStackClusterStatus) { to.FailureDomains = from.FailureDomains },
-		conditions: []string{infrav1.FailureDomainsReadyCondition},
-	}
-}
-
-// loadBalancersPhase owns the load balancers' status and, when the spec's endpoint cannot be
-// published, the endpoint's condition too. ready receives how many load balancers are ready.
-func (r *OpenStackClusterReconciler) loadBalancersPhase(ctx context.Context, ready *int) ownedPhase {
-	return ownedPhase{
-		run: func(c *clusterScope) phaseResult { return r.reconcileLoadBalancers(ctx, c, ready) },
-		status: func(to, from *infrav1.OpenStackClusterStatus) {
-			to.APIServerLoadBalancer, to.APIServerLoadBalancers, to.ZonesReady = from.APIServerLoadBalancer, from.APIServerLoadBalancers, from.ZonesReady
-		},
-		conditions: []string{infrav1.APIServerLoadBalancersReadyCondition, infrav1.APIEndpointReadyCondition},
-	}
-}
-
-// neutronRecheck is how long, while Octavia builds a load balancer, the network, router, security
-// groups and failure domains found ready are trusted without being read again: the polls of a
-// load balancer being built then cost one Octavia call per zone instead of a dozen calls.
-const neutronRecheck = 30 * time.Second
-
-// fullChecks remembers, per OpenStackCluster, when a reconcile last read its network, router,
-// security groups and failure domains and found them ready, and at which generation of the
-// spec. Losing it (a restart) only means the next reconcile reads everything.
-type fullChecks struct {
-	mu   sync.Mutex
-	last map[types.UID]fullCheck
-}
-
-type fullCheck struct {
-	generation int64
-	at         time.Time
-}
-
-// checked records a reconcile, begun at start, that found everything besides the load balancers
-// ready (and forgets the mark when something was not).
-func (f *fullChecks) checked(osc *infrav1.OpenStackCluster, start time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.last == nil {
-		f.last = map[types.UID]fullCheck{}
-	}
-	if !restReady(osc) {
-		delete(f.last, osc.UID)
-		return
-	}
-	f.last[osc.UID] = fullCheck{generation: osc.Generation, at: start}
-}
-
-// forget drops the mark of a deleted OpenStackCluster.
-func (f *fullChecks) forget(osc *infrav1.OpenStackCluster) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.last, osc.UID)
-}
-
-// onlyLoadBalancers tells whether this reconcile may poll the load balancers alone: Octavia is
-// building one (or a change was just made), everything else was found ready by a reconcile of
-// the same spec less than neutronRecheck ago. A health poll, a spec change, anything not ready
-// or a fresh manager reads everything.
-func (f *fullChecks) onlyLoadBalancers(osc *infrav1.OpenStackCluster, now time.Time) bool {
-	lbs := infrav1.APIServerLoadBalancersReadyCondition
-	if !conditions.IsFalse(osc, lbs) || conditions.GetReason(osc, lbs) != infrav1.WaitingForLoadBalancerReason || !restReady(osc) {
-		return false
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	last, ok := f.last[osc.UID]
-	return ok && last.generation == osc.Generation && now.Sub(last.at) < neutronRecheck
-}
-
-// restReady tells whether everything an OpenStackCluster needs besides its load balancers is
-// ready.
-func restReady(osc *infrav1.OpenStackCluster) bool {
-	for _, t := range []string{infrav1.NetworkReadyCondition, infrav1.SecurityGroupsReadyCondition, infrav1.FailureDomainsReadyCondition} {
-		if !conditions.IsTrue(osc, t) {
-			return false
+// checkReferences resolves what later phases would only resolve after creating the network:
+// spec.router, whose refusal it returns, and the load balancers' network, subnets and flavor,
+// for which it returns what the load balancer phase would find when they are refuted. So a spec
+// the cloud refutes is reported with the words of the phase it belongs to, and the cloud is
+// left as it was.
+func (c *clusterReconcile) checkReferences(ctx context.Context, external *infrav1.NetworkStatus) (*loadbalancer.Result, error) {
+	spec := &c.osc.Spec
+	if spec.Router != nil && len(spec.ManagedSubnets) > 0 {
+		if _, err := c.net.ResolveRouterParam(ctx, spec.Router); err != nil {
+			return nil, err
 		}
 	}
-	return osc.Status.Network != nil
+	if !spec.APIServerLoadBalancerEnabled() {
+		return nil, nil
+	}
+	view := *c.osc
+	view.Status.ExternalNetwork = external
+	return c.loadBalancers().CheckReferences(ctx, c.net, c.cluster.Namespace, c.cluster.Name, &view), nil
+}
+
+// reconcileRouter connects the network to the external network.
+func (c *clusterReconcile) reconcileRouter(ctx context.Context, network *infrav1.NetworkStatusWithSubnets, external *infrav1.NetworkStatus) *routerFound {
+	name := networking.ResourceName(c.cluster.Namespace, c.cluster.Name)
+	router, err := c.net.ReconcileRouter(ctx, name, &c.osc.Spec, network, external)
+	if err != nil {
+		return &routerFound{outcome: failedWith(err)}
+	}
+	return &routerFound{router: router}
+}
+
+// reconcileSecurityGroups makes the managed security groups and their rules.
+func (c *clusterReconcile) reconcileSecurityGroups(ctx context.Context, network *infrav1.NetworkStatusWithSubnets) *groupsFound {
+	osc := c.osc
+	if osc.Spec.ManagedSecurityGroups == nil {
+		return &groupsFound{}
+	}
+	var cidrs []string
+	if network != nil {
+		for _, s := range network.Subnets {
+			cidrs = append(cidrs, s.CIDR)
+		}
+	}
+	cp, worker, err := c.net.ReconcileSecurityGroups(ctx, c.cluster.Namespace, c.cluster.Name, &osc.Spec, cidrs,
+		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup)
+	if err != nil {
+		return &groupsFound{managed: true, outcome: failedWith(err)}
+	}
+	return &groupsFound{managed: true, controlPlane: cp, worker: worker}
+}
+
+// reconcileFailureDomains reads the Nova availability zones machines may be placed in.
+func (c *clusterReconcile) reconcileFailureDomains(ctx context.Context) *domainsFound {
+	fds, err := compute.FailureDomains(ctx, c.clients.Compute, c.osc.Spec.ControlPlaneAvailabilityZones)
+	if err != nil {
+		return &domainsFound{outcome: failedWith(err)}
+	}
+	return &domainsFound{domains: fds}
+}
+
+// reconcileLoadBalancers converges the API server load balancers: one call into the load
+// balancer service, which holds every zone rule. It reads the object's status as recorded, with
+// the network, external network and router as this reconcile found them.
+func (c *clusterReconcile) reconcileLoadBalancers(ctx context.Context, network *infrav1.NetworkStatusWithSubnets, external *infrav1.NetworkStatus, router *infrav1.Router) *loadbalancer.Result {
+	view := *c.osc
+	view.Status.Network, view.Status.ExternalNetwork, view.Status.Router = network, external, router
+	result := c.loadBalancers().ReconcileCluster(ctx, c.net, c.cluster.Namespace, c.cluster.Name, &view)
+	return &result
+}
+
+// lbOutcome is how the load balancer phase ended.
+func lbOutcome(r *loadbalancer.Result) outcome {
+	switch {
+	case r.Disabled:
+		return outcome{}
+	case r.EndpointProblem != "":
+		return outcome{stop: true, requeue: specErrorRequeue}
+	case r.Err != nil:
+		return failedWith(r.Err)
+	}
+	return outcome{err: r.Summary.Err, requeue: r.Summary.RequeueAfter}
+}
+
+// reconcileEndpoint finds what spec.controlPlaneEndpoint is when the user did not set it: the
+// single load balancer's address; without a load balancer, the floating IP (the user's or one
+// allocated here), or the fixed IP when floating IPs are off. A host the user set is never
+// replaced.
+func (c *clusterReconcile) reconcileEndpoint(ctx context.Context, lbs *loadbalancer.Result, external *infrav1.NetworkStatus) *endpointFound {
+	spec := &c.osc.Spec
+	port := int32(spec.EffectiveAPIServerPort())
+	if ep := spec.ControlPlaneEndpoint; ep != nil && ep.Host != "" {
+		found := *ep
+		if found.Port == 0 {
+			found.Port = port
+		}
+		return &endpointFound{endpoint: &found}
+	}
+	if spec.APIServerLoadBalancerEnabled() {
+		// The single load balancer's address: its floating IP, or its VIP without one. (With
+		// availabilityZoneSubnets the host is required and never derived.)
+		if lb := lbs.Single; lbs.Summary.Ready > 0 && lb != nil && lb.IP != "" {
+			return &endpointFound{endpoint: &clusterv1.APIEndpoint{Host: lb.IP, Port: port}}
+		}
+		return &endpointFound{waiting: true}
+	}
+	var host string
+	switch {
+	case !ptr.Deref(spec.DisableAPIServerFloatingIP, false) && external != nil:
+		address, err := c.net.ReconcileAPIServerFloatingIP(ctx, networking.APIServerFloatingIPDescription(c.cluster.Namespace, c.cluster.Name),
+			external.ID, spec.APIServerFloatingIP)
+		if err != nil {
+			return &endpointFound{outcome: failedWith(err)}
+		}
+		host = address
+	case spec.APIServerFixedIP != nil:
+		host = *spec.APIServerFixedIP
+	default:
+		return &endpointFound{outcome: outcome{stop: true}, unknowable: true}
+	}
+	return &endpointFound{endpoint: &clusterv1.APIEndpoint{Host: host, Port: port}}
 }

@@ -19,27 +19,25 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
-	"sigs.k8s.io/cluster-api/util/patch"
-	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
@@ -57,8 +55,7 @@ type OpenStackMachineReconciler struct {
 	ScopeFactory     scope.Factory
 	WatchFilterValue string
 
-	writes ownWrites
-	pacer  pacer
+	shared shared
 }
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,verbs=get;list;watch;update;patch
@@ -93,167 +90,183 @@ func (r *OpenStackMachineReconciler) SetupWithManager(ctx context.Context, mgr c
 		Complete(r)
 }
 
+// machineConditionTypes are every condition type this controller writes on some machine:
+// upstream's left no other.
+var machineConditionTypes = []string{infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition}
+
 // Reconcile brings one OpenStackMachine's server, ports and load balancer membership to what
 // its spec and its cluster ask for.
-func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
+func (r *OpenStackMachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return reconcileObject(ctx, &r.shared, r.Client, r.APIReader, req, &infrav1.OpenStackMachine{}, kind[*infrav1.OpenStackMachine]{
+		name:       "openstackmachine",
+		finalizer:  infrav1.MachineFinalizer,
+		ownedTypes: machineConditionTypes,
+		begin:      r.begin,
+	})
+}
+
+// begin finds the OpenStackMachine's Machine, its Cluster and the OpenStackCluster, which may be
+// missing: not created yet, or, during deletion, already gone.
+func (r *OpenStackMachineReconciler) begin(ctx context.Context, osm *infrav1.OpenStackMachine) (context.Context, objectReconcile, *clusterv1.Cluster, error) {
 	log := ctrl.LoggerFrom(ctx)
-	defer func() { res, reterr = r.pacer.pace(log, req.NamespacedName, res, reterr) }()
-	osm := &infrav1.OpenStackMachine{}
-	if err := r.Client.Get(ctx, req.NamespacedName, osm); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if behind, err := r.writes.behind(ctx, readerOr(r.APIReader, r.Client), osm); err != nil || behind {
-		log.V(1).Info("Waiting for the cache to show this controller's last write")
-		return ctrl.Result{RequeueAfter: cacheRequeue}, err
-	}
-	// Every condition type this controller writes on some machine: upstream's left no other.
-	ownedTypes := []string{infrav1.ReadyCondition, clusterv1.PausedCondition, infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition}
-	if wrote, err := r.writes.writeWithoutForeignConditions(ctx, r.Client, osm, ownedTypes); err != nil || wrote {
-		return ctrl.Result{RequeueAfter: cacheRequeue}, err
-	}
 	machine, err := util.GetOwnerMachine(ctx, r.Client, osm.ObjectMeta)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("getting the owner Machine: %w", err)
+		return ctx, nil, nil, fmt.Errorf("getting the owner Machine: %w", err)
 	}
 	if machine == nil {
 		log.Info("Waiting for the Machine controller to set the owner reference")
-		return ctrl.Result{}, nil
+		return ctx, nil, nil, nil
 	}
 	cluster := &clusterv1.Cluster{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: machine.Namespace, Name: machine.Spec.ClusterName}, cluster); err != nil {
-		return ctrl.Result{}, fmt.Errorf("getting Cluster %s of Machine %s: %w", machine.Spec.ClusterName, machine.Name, err)
+		return ctx, nil, nil, fmt.Errorf("getting Cluster %s of Machine %s: %w", machine.Spec.ClusterName, machine.Name, err)
 	}
 	log = log.WithValues("Cluster", clusterRef(cluster), "Machine", machine.Name)
 	ctx = ctrl.LoggerInto(ctx, log)
-
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, osm); err != nil || isPaused || requeue {
-		return ctrl.Result{}, err
-	}
-
-	// The OpenStackCluster may be missing: not created yet, or, during deletion, already gone.
 	var osc *infrav1.OpenStackCluster
 	if name := cluster.Spec.InfrastructureRef.Name; name != "" {
 		osc = &infrav1.OpenStackCluster{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, osc); err != nil {
 			if !apierrors.IsNotFound(err) {
-				return ctrl.Result{}, fmt.Errorf("getting the OpenStackCluster: %w", err)
+				return ctx, nil, nil, fmt.Errorf("getting the OpenStackCluster: %w", err)
 			}
 			osc = nil
 		}
 	}
-
-	m := &machineScope{osm: osm, machine: machine, cluster: cluster, osc: osc, controlPlane: util.IsControlPlaneMachine(machine),
+	m := &machineReconcile{r: r, osm: osm, machine: machine, cluster: cluster, osc: osc, controlPlane: util.IsControlPlaneMachine(machine),
 		report: report.NewRecorder(r.Recorder, osm, log)}
-	helper, err := patch.NewHelper(osm, r.Client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	defer func() {
-		setMachineReadySummary(m)
-		logWaits(log, osm, m.conditionTypes())
-		recordWait("openstackmachine", osm, m.conditionTypes(), res)
-		owned := append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, m.conditionTypes()...)
-		if err := helper.Patch(ctx, osm, patch.WithOwnedConditions{Conditions: owned}); err != nil {
-			reterr = kerrors.NewAggregate([]error{reterr, err})
-		} else if controllerutil.ContainsFinalizer(osm, infrav1.MachineFinalizer) {
-			r.writes.wrote(osm)
-		}
-	}()
-
-	if !osm.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, m)
-	}
-	if controllerutil.AddFinalizer(osm, infrav1.MachineFinalizer) {
-		return ctrl.Result{}, nil
-	}
-	return r.reconcileNormal(ctx, m)
+	return ctx, m, cluster, nil
 }
 
-// machineScope is what one reconcile of a machine works with.
-type machineScope struct {
+// machineReconcile is one reconcile of an OpenStackMachine: what it works with, and what its
+// phases found, which updateStatus turns into the status.
+type machineReconcile struct {
+	r            *OpenStackMachineReconciler
 	osm          *infrav1.OpenStackMachine
 	machine      *clusterv1.Machine
 	cluster      *clusterv1.Cluster
 	osc          *infrav1.OpenStackCluster
 	controlPlane bool
 	report       *report.Recorder
+	clients      *scope.Clients
+	found        machineFindings
 }
 
 // owner is how the server's metadata and the ports' default description name the machine.
-func (m *machineScope) owner() string { return m.osm.Namespace + "/" + m.osm.Name }
+func (m *machineReconcile) owner() string { return m.osm.Namespace + "/" + m.osm.Name }
 
 // conditionTypes are the conditions the controller owns on this machine, besides Ready and
 // Paused: APIServerIngressReady only on control plane machines.
-func (m *machineScope) conditionTypes() []string {
+func (m *machineReconcile) conditionTypes() []string {
 	if m.controlPlane {
-		return []string{infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition}
+		return machineConditionTypes
 	}
-	return []string{infrav1.InstanceReadyCondition}
+	return machineConditionTypes[:1]
 }
 
-func (m *machineScope) identityRef() *infrav1.OpenStackIdentityReference {
+func (m *machineReconcile) identityRef() *infrav1.OpenStackIdentityReference {
 	if m.osm.Spec.IdentityRef != nil || m.osc == nil {
 		return m.osm.Spec.IdentityRef
 	}
 	return m.osc.Spec.IdentityRef
 }
 
-func (r *OpenStackMachineReconciler) reconcileNormal(ctx context.Context, m *machineScope) (ctrl.Result, error) {
-	initMachineConditions(m)
-	if !ptr.Deref(m.cluster.Status.Initialization.InfrastructureProvisioned, false) || m.osc == nil {
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForClusterInfrastructureReason,
-			"waiting for the Cluster's infrastructure (network, security groups, API server load balancers) to be provisioned")
-		return ctrl.Result{}, nil
-	}
-	clients, err := r.ScopeFactory.NewClients(ctx, m.osm.Namespace, m.identityRef())
-	if err != nil {
-		return instanceFailed(m, infrav1.IdentityErrorReason, failureMessage(err)), faultOnly(err)
-	}
-	svc := compute.NewService(clients.Compute, clients.Image, clients.Network, m.report)
-
-	known := knownServerID(m.osm)
-	server, gone, err := svc.Find(ctx, known, m.osm.Name, m.owner(), upstreamServer(m))
-	if specErr, ok := report.AsSpecError(err); ok {
-		return instanceFailed(m, specErr.Reason, specErr.Message), nil
-	}
-	if err != nil {
-		return openStackFailed(m, infrav1.InstanceReadyCondition, err)
-	}
-	if gone {
-		// The provider ID names the server: a new one would be a different machine.
-		m.osm.Status.InstanceState = ptr.To(infrav1.InstanceStateDeleted)
-		instanceFailed(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
-			"server %s no longer exists in Nova; it is not recreated: delete the Machine to replace it", known))
-		return ctrl.Result{}, nil
-	}
-	if server == nil {
-		if m.machine.Spec.Bootstrap.DataSecretName == nil {
-			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason,
-				"waiting for the Machine's bootstrap data secret")
-			return ctrl.Result{}, nil
-		}
-		if server, err = r.createServer(ctx, svc, networking.NewService(clients.Network, m.report), m); err != nil {
-			if _, ok := report.AsSpecError(err); ok {
-				return instanceFailed(m, infrav1.InstanceConfigurationErrorReason, err.Error()), nil
-			}
-			return openStackFailed(m, infrav1.InstanceReadyCondition, err)
-		}
-		// Nova's answer to a create has no status: the server is building.
-		server.Status = "BUILD"
-	}
-	result := setInstanceStatus(m, server)
-	if !m.controlPlane {
-		return result, nil
-	}
-	ingress, err := r.reconcileIngress(ctx, clients, m, server)
-	return lowestRequeue(result, ingress), err
+// compute is the compute service of one reconcile.
+func (m *machineReconcile) compute() *compute.Service {
+	return compute.NewService(m.clients.Compute, m.clients.Image, m.clients.Network, m.report)
 }
 
-// createServer resolves the spec and creates the server with its ports.
-func (r *OpenStackMachineReconciler) createServer(ctx context.Context, svc *compute.Service, net *networking.Service, m *machineScope) (*servers.Server, error) {
-	spec, err := r.instanceSpec(ctx, svc, net, m)
+// loadBalancers is the load balancer service of one reconcile: membership keeps no memory.
+func (m *machineReconcile) loadBalancers() *loadbalancer.Service {
+	return loadbalancer.NewService(m.clients.LoadBalancer, m.clients.Network, m.report, nil, m.clients.CloudKey)
+}
+
+// connect builds the OpenStack clients from the machine's identity (or its cluster's).
+func (m *machineReconcile) connect(ctx context.Context) error {
+	clients, err := m.r.ScopeFactory.NewClients(ctx, m.osm.Namespace, m.identityRef())
 	if err != nil {
-		return nil, err
+		m.found.identity = err
+		return err
 	}
-	return svc.Create(ctx, spec)
+	m.clients = clients
+	return nil
+}
+
+// normal makes the machine's server (once the cluster's infrastructure is ready and the
+// bootstrap data exists), then, for a control plane machine, its membership of the API server
+// load balancers.
+func (m *machineReconcile) normal(ctx context.Context) (ctrl.Result, error) {
+	f := &m.found
+	f.normal = true
+	if !ptr.Deref(m.cluster.Status.Initialization.InfrastructureProvisioned, false) || m.osc == nil {
+		f.waitingForCluster = true
+		return ctrl.Result{}, nil
+	}
+	if err := m.connect(ctx); err != nil {
+		return ctrl.Result{RequeueAfter: specErrorRequeue}, faultOnly(err)
+	}
+	f.instance = m.reconcileInstance(ctx)
+	done := outcomes{f.instance.outcome}
+	if f.instance.server == nil || !m.controlPlane {
+		return done.result()
+	}
+	f.ingress = m.reconcileIngress(ctx, f.instance.server)
+	return append(done, f.ingress.outcome).result()
+}
+
+// reconcileInstance finds the machine's server, or creates it with its ports.
+func (m *machineReconcile) reconcileInstance(ctx context.Context) *instanceFound {
+	svc := m.compute()
+	known := knownServerID(m.osm)
+	server, gone, err := svc.Find(ctx, known, m.osm.Name, m.owner(), upstreamServer(m))
+	switch {
+	case err != nil:
+		return &instanceFound{outcome: failedWith(err)}
+	case gone:
+		// The provider ID names the server: a new one would be a different machine.
+		return &instanceFound{goneID: known}
+	case server != nil:
+		return &instanceFound{server: server, outcome: after(instanceRequeue(server))}
+	case m.machine.Spec.Bootstrap.DataSecretName == nil:
+		return &instanceFound{waitingForBootstrap: true}
+	}
+	spec, err := m.instanceSpec(ctx, svc, networking.NewService(m.clients.Network, m.report))
+	if err == nil {
+		server, err = svc.Create(ctx, spec)
+	}
+	if err != nil {
+		found := &instanceFound{outcome: failedWith(err)}
+		if _, refuted := report.AsSpecError(err); refuted {
+			found.configurationError = true
+		}
+		return found
+	}
+	// Nova's answer to a create has no status: the server is building.
+	server.Status = "BUILD"
+	return &instanceFound{server: server, outcome: after(instanceRequeue(server))}
+}
+
+// instanceRequeue is how soon to look at a server again: while Nova builds it or shows no
+// address yet, soon; while it is stopped or paused, in a while (Nova sends no event when someone
+// starts it); never otherwise (ERROR, deleted: the Machine must be replaced).
+func instanceRequeue(server *servers.Server) time.Duration {
+	switch server.Status {
+	case "ACTIVE":
+		if !hasInternalIP(compute.Addresses(server)) {
+			// Nova shows the ports' addresses a moment after the server turns ACTIVE on some clouds.
+			return buildRequeue
+		}
+		return 0
+	case "BUILD":
+		return buildRequeue
+	case "ERROR", "DELETED", "SOFT_DELETED":
+		return 0
+	default:
+		return notRunningRequeue
+	}
+}
+
+// hasInternalIP says whether Nova shows an internal address among a server's.
+func hasInternalIP(addresses []clusterv1.MachineAddress) bool {
+	return slices.ContainsFunc(addresses, func(a clusterv1.MachineAddress) bool { return a.Type == clusterv1.MachineInternalIP })
 }

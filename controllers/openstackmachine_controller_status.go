@@ -18,55 +18,100 @@ package controllers
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util/conditions"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 )
 
-// How an OpenStackMachine's status and conditions are computed from what the phases found.
+// How an OpenStackMachine's status and conditions are computed from what the phases found
+// (machineFindings): the only place that writes them.
 
-// initMachineConditions sets every owned condition that is not set yet to Unknown.
-func initMachineConditions(m *machineScope) {
-	for _, t := range m.conditionTypes() {
-		if conditions.Get(m.osm, t) == nil {
-			setCondition(m.osm, t, metav1.ConditionUnknown, infrav1.ProvisioningReason, "")
-		}
-	}
+// machineFindings is what one reconcile of an OpenStackMachine found.
+type machineFindings struct {
+	// normal is set when the reconcile ran the normal phases (not the deletion).
+	normal bool
+	// waitingForCluster: the Cluster's infrastructure is not provisioned, or the
+	// OpenStackCluster is missing.
+	waitingForCluster bool
+	// identity is why the credentials did not work.
+	identity error
+	instance *instanceFound
+	ingress  *ingressFound
+	deletion *machineDeletionFound
 }
 
-// setMachineReadySummary sets Ready from the conditions the controller owns on the machine:
-// InstanceReady, and APIServerIngressReady for control plane machines. Also during deletion.
-func setMachineReadySummary(m *machineScope) {
+// instanceFound is what the instance phase found.
+type instanceFound struct {
+	outcome
+	// server is the machine's server, nil while none exists.
+	server *servers.Server
+	// goneID is the recorded server Nova no longer has.
+	goneID string
+	// waitingForBootstrap: no server yet, and no bootstrap data to make one with.
+	waitingForBootstrap bool
+	// configurationError: the server could not be made from the spec (err says why).
+	configurationError bool
+}
+
+// updateStatus sets the status and conditions from what the reconcile found, then Ready.
+func (m *machineReconcile) updateStatus() {
+	f := &m.found
+	if f.normal {
+		initConditions(m.osm, m.conditionTypes())
+	}
+	switch {
+	case f.identity != nil:
+		instanceProblem(m, infrav1.IdentityErrorReason, failureMessage(f.identity))
+	case f.waitingForCluster:
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForClusterInfrastructureReason,
+			"waiting for the Cluster's infrastructure (network, security groups, API server load balancers) to be provisioned")
+	case f.deletion != nil:
+		setMachineDeletionStatus(m, f.deletion)
+	case f.instance != nil:
+		setInstanceFound(m, f.instance)
+		if f.ingress != nil {
+			setIngressCondition(m, f.ingress)
+		}
+	}
 	setSummary(m.osm, m.conditionTypes())
 }
 
-// instanceFailed sets InstanceReady to False for a problem the user must act on, and warns with
+// instanceProblem sets InstanceReady to False for a problem the user must act on, and warns with
 // an event when the problem is new.
-func instanceFailed(m *machineScope, reason, message string) ctrl.Result {
-	return reportProblem(m.report, m.osm, infrav1.InstanceReadyCondition, reason, message)
+func instanceProblem(m *machineReconcile, reason, message string) {
+	reportProblem(m.report, m.osm, infrav1.InstanceReadyCondition, reason, message)
 }
 
-// openStackFailed records a failed OpenStack call on a condition and returns the error, so that
-// controller-runtime retries with backoff.
-func openStackFailed(m *machineScope, conditionType string, err error) (ctrl.Result, error) {
-	setCondition(m.osm, conditionType, metav1.ConditionFalse, infrav1.OpenStackErrorReason, failureMessage(err))
-	return ctrl.Result{}, err
+// setInstanceFound records what the instance phase found.
+func setInstanceFound(m *machineReconcile, in *instanceFound) {
+	switch {
+	case in.configurationError:
+		instanceProblem(m, infrav1.InstanceConfigurationErrorReason, in.err.Error())
+	case in.err != nil:
+		setFailure(m.osm, m.report, infrav1.InstanceReadyCondition, in.err)
+	case in.goneID != "":
+		m.osm.Status.InstanceState = ptr.To(infrav1.InstanceStateDeleted)
+		instanceProblem(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
+			"server %s no longer exists in Nova; it is not recreated: delete the Machine to replace it", in.goneID))
+	case in.waitingForBootstrap:
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason,
+			"waiting for the Machine's bootstrap data secret")
+	default:
+		setInstanceStatus(m, in.server)
+	}
 }
 
 // setInstanceStatus records the server in the status (ID, provider ID, state, addresses) and sets
 // InstanceReady from Nova's status of it. A server in ERROR or deleted behind Cluster API's back
-// is reported, never recreated: the provider ID names it.
-func setInstanceStatus(m *machineScope, server *servers.Server) ctrl.Result {
+// is reported, never recreated: the provider ID names it. (instanceRequeue says when to look
+// again.)
+func setInstanceStatus(m *machineReconcile, server *servers.Server) {
 	m.osm.Status.InstanceID = ptr.To(server.ID)
 	if ptr.Deref(m.osm.Spec.ProviderID, "") == "" {
 		// Set once: a provider ID upstream CAPO wrote with a region (openstack://RegionOne/<id>)
@@ -78,15 +123,13 @@ func setInstanceStatus(m *machineScope, server *servers.Server) ctrl.Result {
 		m.osm.Status.FailureDomain = server.AvailabilityZone
 	}
 
-	result := ctrl.Result{}
 	switch server.Status {
 	case "ACTIVE":
 		m.osm.Status.Addresses = compute.Addresses(server)
-		if !slices.ContainsFunc(m.osm.Status.Addresses, func(a clusterv1.MachineAddress) bool { return a.Type == clusterv1.MachineInternalIP }) {
+		if !hasInternalIP(m.osm.Status.Addresses) {
 			// Nova shows the ports' addresses a moment after the server turns ACTIVE on some clouds.
 			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
 				fmt.Sprintf("server %s is ACTIVE, waiting for Nova to show its addresses", server.ID))
-			result = ctrl.Result{RequeueAfter: buildRequeue}
 			break
 		}
 		m.osm.Status.Initialization = &infrav1.OpenStackMachineInitializationStatus{Provisioned: ptr.To(true)}
@@ -95,62 +138,86 @@ func setInstanceStatus(m *machineScope, server *servers.Server) ctrl.Result {
 	case "BUILD":
 		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
 			fmt.Sprintf("Nova is building server %s", server.ID))
-		result = ctrl.Result{RequeueAfter: buildRequeue}
 	case "ERROR":
 		fault := server.Fault.Message
 		if fault == "" {
 			fault = "Nova gave no fault message"
 		}
-		_ = instanceFailed(m, infrav1.InstanceErrorReason, fmt.Sprintf(
+		instanceProblem(m, infrav1.InstanceErrorReason, fmt.Sprintf(
 			"server %s is in ERROR: %s (code %d); it is not recreated: delete the Machine to replace it", server.ID, fault, server.Fault.Code))
 	case "DELETED", "SOFT_DELETED":
-		_ = instanceFailed(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
+		instanceProblem(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
 			"server %s was deleted outside Cluster API; it is not recreated: delete the Machine to replace it", server.ID))
 	default:
 		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceNotRunningReason,
 			fmt.Sprintf("server %s is %s", server.ID, server.Status))
-		result = ctrl.Result{RequeueAfter: notRunningRequeue}
 	}
-	return result
-}
-
-// ingress is what membership found for a control plane machine: its zone and address, the load
-// balancers it must be a member of, and whether that is done.
-type ingress struct {
-	zone, address string
-	targets       []infrav1.LoadBalancer
-	// zoneMissing means no load balancer serves the machine's zone.
-	zoneMissing bool
-	done        bool
 }
 
 // setIngressCondition sets APIServerIngressReady from what membership found.
-func setIngressCondition(m *machineScope, in ingress) {
+func setIngressCondition(m *machineReconcile, in *ingressFound) {
 	var names []string
 	unknown := false
-	for _, t := range in.targets {
+	for _, t := range in.membership.Targets {
 		names = append(names, t.Name)
 		unknown = unknown || t.ID == ""
 	}
 	switch {
-	case in.zoneMissing && loadbalancer.ZoneMapped(&m.osc.Spec, in.zone):
+	case in.err != nil:
+		setFailure(m.osm, m.report, infrav1.APIServerIngressReadyCondition, in.err)
+	case in.notRequired:
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason,
+			"the cluster has no API server load balancer")
+	case in.server.Status != "ACTIVE":
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForInstanceReason,
+			fmt.Sprintf("server %s is %s", in.server.ID, in.server.Status))
+	case in.address == "":
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForInstanceReason,
+			fmt.Sprintf("server %s has no address on the cluster network %s yet", in.server.ID, in.network))
+	case in.membership.ZonePlanned:
 		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			fmt.Sprintf("the API server load balancer of availability zone %s is not created yet", in.zone))
-	case in.zoneMissing:
+	case in.membership.ZoneMissing:
 		message := fmt.Sprintf("availability zone %q has no API server load balancer (spec.apiServerLoadBalancer.availabilityZoneSubnets maps %s) "+
 			"and allowCrossAZLoadBalancerMembers is off: this control plane machine gets no API server traffic; map the zone, "+
 			"set allowCrossAZLoadBalancerMembers, or keep control plane machines out of it with spec.controlPlaneAvailabilityZones",
-			in.zone, loadbalancer.MappedZones(&m.osc.Spec))
-		_ = reportProblem(m.report, m.osm, infrav1.APIServerIngressReadyCondition, infrav1.NoLoadBalancerInAvailabilityZoneReason, message)
-	case len(in.targets) == 0 || unknown:
+			in.zone, in.membership.MappedZones)
+		reportProblem(m.report, m.osm, infrav1.APIServerIngressReadyCondition, infrav1.NoLoadBalancerInAvailabilityZoneReason, message)
+	case len(in.membership.Targets) == 0 || unknown:
 		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			"the API server load balancer is not created yet")
-	case !in.done:
+	case !in.membership.Done:
 		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			fmt.Sprintf("registering %s with %s", in.address, strings.Join(names, ", ")))
 	default:
 		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
 			fmt.Sprintf("%s is a member of %s", in.address, strings.Join(names, ", ")))
+	}
+}
+
+// setMachineDeletionStatus says where the deletion stands.
+func setMachineDeletionStatus(m *machineReconcile, d *machineDeletionFound) {
+	ingress := func(message string) {
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason, message)
+	}
+	instance := func(message string) {
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason, message)
+	}
+	switch {
+	case d.membershipErr != nil:
+		setFailure(m.osm, m.report, infrav1.APIServerIngressReadyCondition, d.membershipErr)
+	case d.membershipLeft:
+		ingress("removing the machine from the API server load balancers")
+	case d.membershipGone:
+		ingress("the machine is a member of no API server load balancer")
+	}
+	switch {
+	case d.instanceErr != nil:
+		setFailure(m.osm, m.report, infrav1.InstanceReadyCondition, d.instanceErr)
+	case d.deletingServer != "":
+		instance(fmt.Sprintf("Nova is deleting server %s", d.deletingServer))
+	case d.done:
+		instance("the server and its ports are deleted")
 	}
 }
 

@@ -18,59 +18,70 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 )
 
-// reconcileDelete takes a control plane machine out of the load balancers, then deletes the
-// server, then the ports the machine created, and lets the OpenStackMachine go.
-func (r *OpenStackMachineReconciler) reconcileDelete(ctx context.Context, m *machineScope) (ctrl.Result, error) {
+// machineDeletionFound is where a machine's deletion stands, for updateStatus.
+type machineDeletionFound struct {
+	// membershipErr and instanceErr are the OpenStack failures that stopped it.
+	membershipErr, instanceErr error
+	// membershipLeft: the machine is still a member of a load balancer; membershipGone: of none.
+	membershipLeft, membershipGone bool
+	// deletingServer is the server Nova is deleting.
+	deletingServer string
+	// done: the server and its ports are deleted.
+	done bool
+}
+
+// delete takes a control plane machine out of the load balancers, then deletes the server, then
+// the ports the machine created, and lets the OpenStackMachine go.
+func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(m.osm, infrav1.MachineFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	clients, err := r.ScopeFactory.NewClients(ctx, m.osm.Namespace, m.identityRef())
-	if err != nil {
-		return instanceFailed(m, infrav1.IdentityErrorReason, failureMessage(err)), faultOnly(err)
+	if err := m.connect(ctx); err != nil {
+		return ctrl.Result{RequeueAfter: specErrorRequeue}, faultOnly(err)
 	}
-	if m.controlPlane {
-		done, err := r.removeMemberships(ctx, clients, m)
+	d := &machineDeletionFound{}
+	m.found.deletion = d
+	if m.controlPlane && m.osc != nil {
+		done, err := m.loadBalancers().RemoveMachine(ctx, m.osc, m.osm.Name)
 		if err != nil {
-			return openStackFailed(m, infrav1.APIServerIngressReadyCondition, err)
+			d.membershipErr = err
+			return ctrl.Result{}, err
 		}
 		if !done {
-			setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
-				"removing the machine from the API server load balancers")
+			d.membershipLeft = true
 			return ctrl.Result{RequeueAfter: memberRequeue}, nil
 		}
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
-			"the machine is a member of no API server load balancer")
 	}
-	svc := compute.NewService(clients.Compute, clients.Image, clients.Network, m.report)
+	d.membershipGone = m.controlPlane
+	svc := m.compute()
 	server, _, err := svc.Find(ctx, knownServerID(m.osm), m.osm.Name, m.owner(), upstreamServer(m))
 	if err != nil {
-		return openStackFailed(m, infrav1.InstanceReadyCondition, err)
+		d.instanceErr = err
+		return ctrl.Result{}, err
 	}
 	if server != nil {
 		done, err := svc.Delete(ctx, server)
 		if err != nil {
-			return openStackFailed(m, infrav1.InstanceReadyCondition, err)
+			d.instanceErr = err
+			return ctrl.Result{}, err
 		}
 		if !done {
-			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason,
-				fmt.Sprintf("Nova is deleting server %s", server.ID))
+			d.deletingServer = server.ID
 			return ctrl.Result{RequeueAfter: buildRequeue}, nil
 		}
 	}
 	if err := svc.DeletePorts(ctx, portIdentities(m.osm)); err != nil {
-		return openStackFailed(m, infrav1.InstanceReadyCondition, err)
+		d.instanceErr = err
+		return ctrl.Result{}, err
 	}
-	setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason, "the server and its ports are deleted")
+	d.done = true
 	controllerutil.RemoveFinalizer(m.osm, infrav1.MachineFinalizer)
 	return ctrl.Result{}, nil
 }

@@ -18,13 +18,10 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,72 +32,53 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
 
-// reconcileIngress makes a control plane machine a member of exactly the API server load
-// balancers the cluster asks for (seed: "Member registration behavior"), and says so in
-// APIServerIngressReady.
-func (r *OpenStackMachineReconciler) reconcileIngress(ctx context.Context, clients *scope.Clients, m *machineScope, server *servers.Server) (ctrl.Result, error) {
-	osc := m.osc
-	if !osc.Spec.APIServerLoadBalancerEnabled() {
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason,
-			"the cluster has no API server load balancer")
-		return ctrl.Result{}, nil
-	}
-	if server.Status != "ACTIVE" {
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForInstanceReason,
-			fmt.Sprintf("server %s is %s", server.ID, server.Status))
-		return ctrl.Result{}, nil
-	}
-	networkName := ""
-	if osc.Status.Network != nil {
-		networkName = osc.Status.Network.Name
-	}
-	address := compute.FixedAddress(server, networkName)
-	if address == "" {
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForInstanceReason,
-			fmt.Sprintf("server %s has no address on the cluster network %s yet", server.ID, networkName))
-		return ctrl.Result{RequeueAfter: buildRequeue}, nil
-	}
-	az := m.machine.Spec.FailureDomain
-	if az == "" {
-		az = server.AvailabilityZone
-	}
-	crossAZ := ptr.Deref(osc.Spec.APIServerLoadBalancer.AllowCrossAZLoadBalancerMembers, false)
-	targets, missing := loadbalancer.MemberTargets(&osc.Status, az, crossAZ)
-	targetIDs := make([]string, len(targets))
-	for i, t := range targets {
-		targetIDs[i] = t.ID
-	}
-	member := loadbalancer.Member{Name: m.osm.Name, Address: address, SubnetID: loadbalancer.MemberSubnet(&osc.Status, targets, address)}
-	// Membership of the load balancers that are not targets is removed even when a target is
-	// missing: cross-AZ membership turned off must not wait for anything.
-	lbs := loadbalancer.NewService(clients.LoadBalancer, clients.Network, m.report, nil, clients.CloudKey)
-	done, err := lbs.ReconcileMembership(ctx, osc.Status.AllAPIServerLoadBalancers(), targetIDs, loadbalancer.Ports(&osc.Spec), member)
-	if err != nil {
-		return openStackFailed(m, infrav1.APIServerIngressReadyCondition, err)
-	}
-	setIngressCondition(m, ingress{zone: az, address: address, targets: targets, zoneMissing: missing, done: done})
-	if !done {
-		return ctrl.Result{RequeueAfter: memberRequeue}, nil
-	}
-	return ctrl.Result{}, nil
+// ingressFound is what the membership of a control plane machine found.
+type ingressFound struct {
+	outcome
+	// notRequired: the cluster has no API server load balancer.
+	notRequired bool
+	// server is the machine's server; address its fixed address on network, the cluster
+	// network ("" while Nova shows none); zone the availability zone the machine is in.
+	server        *servers.Server
+	network       string
+	address, zone string
+	membership    loadbalancer.Membership
 }
 
-// removeMemberships takes the machine out of every load balancer of the cluster, per-AZ and
-// single; done reports that no member of it is left.
-func (r *OpenStackMachineReconciler) removeMemberships(ctx context.Context, clients *scope.Clients, m *machineScope) (bool, error) {
-	if m.osc == nil {
-		return true, nil
+// reconcileIngress makes a control plane machine a member of exactly the API server load
+// balancers the cluster asks for (seed: "Member registration behavior"): one call into the load
+// balancer service, which holds the zone rules.
+func (m *machineReconcile) reconcileIngress(ctx context.Context, server *servers.Server) *ingressFound {
+	osc := m.osc
+	found := &ingressFound{server: server}
+	if !osc.Spec.APIServerLoadBalancerEnabled() {
+		found.notRequired = true
+		return found
 	}
-	all := m.osc.Status.AllAPIServerLoadBalancers()
-	if len(all) == 0 {
-		return true, nil
+	if server.Status != "ACTIVE" {
+		return found
 	}
-	lbs := loadbalancer.NewService(clients.LoadBalancer, clients.Network, m.report, nil, clients.CloudKey)
-	// Members are the machine's by name; the address only matters for members to keep.
-	return lbs.ReconcileMembership(ctx, all, nil, loadbalancer.Ports(&m.osc.Spec), loadbalancer.Member{Name: m.osm.Name})
+	if osc.Status.Network != nil {
+		found.network = osc.Status.Network.Name
+	}
+	found.address = compute.FixedAddress(server, found.network)
+	if found.address == "" {
+		found.outcome = after(buildRequeue)
+		return found
+	}
+	found.zone = loadbalancer.MachineZone(m.machine.Spec.FailureDomain, server.AvailabilityZone)
+	membership, err := m.loadBalancers().ReconcileMachine(ctx, osc, m.osm.Name, found.address, found.zone)
+	if err != nil {
+		found.outcome = failedWith(err)
+		return found
+	}
+	found.membership = membership
+	if !membership.Done {
+		found.outcome = after(memberRequeue)
+	}
+	return found
 }
 
 // controlPlaneMachinesOf maps an OpenStackCluster to the OpenStackMachines of its control plane

@@ -34,12 +34,13 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // instanceSpec resolves everything the machine's spec names into the server to create.
-func (r *OpenStackMachineReconciler) instanceSpec(ctx context.Context, svc *compute.Service, net *networking.Service, m *machineScope) (*compute.InstanceSpec, error) {
+func (m *machineReconcile) instanceSpec(ctx context.Context, svc *compute.Service, net *networking.Service) (*compute.InstanceSpec, error) {
 	s := &m.osm.Spec
 	flavorID, err := svc.ResolveFlavor(ctx, s.Flavor, s.FlavorID)
 	if err != nil {
@@ -60,7 +61,7 @@ func (r *OpenStackMachineReconciler) instanceSpec(ctx context.Context, svc *comp
 	if err != nil {
 		return nil, err
 	}
-	userData, err := r.bootstrapData(ctx, m)
+	userData, err := m.bootstrapData(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func (r *OpenStackMachineReconciler) instanceSpec(ctx context.Context, svc *comp
 		FlavorID:         flavorID,
 		ImageID:          imageID,
 		KeyName:          s.SSHKeyName,
-		AvailabilityZone: availabilityZoneOf(m),
+		AvailabilityZone: loadbalancer.RequestedZone(&m.osc.Spec, m.controlPlane, m.machine.Spec.FailureDomain),
 		ServerGroupID:    groupID,
 		UserData:         userData,
 		ConfigDrive:      s.ConfigDrive,
@@ -84,19 +85,10 @@ func (r *OpenStackMachineReconciler) instanceSpec(ctx context.Context, svc *comp
 	}, nil
 }
 
-// availabilityZoneOf is the Nova availability zone to ask for: the Machine's failure domain,
-// unless the cluster says to let Nova choose for the control plane.
-func availabilityZoneOf(m *machineScope) string {
-	if m.controlPlane && ptr.Deref(m.osc.Spec.ControlPlaneOmitAvailabilityZone, false) {
-		return ""
-	}
-	return m.machine.Spec.FailureDomain
-}
-
 // machinePorts resolves the machine's ports: the spec's, or one on the cluster network. Every
 // port gets the cluster's managed security group for the machine's role, then the port's own
 // security groups or else the machine's; none when port security is off.
-func machinePorts(ctx context.Context, net *networking.Service, m *machineScope) ([]compute.PortSpec, error) {
+func machinePorts(ctx context.Context, net *networking.Service, m *machineReconcile) ([]compute.PortSpec, error) {
 	s, status := &m.osm.Spec, &m.osc.Status
 	var managed []string
 	if g := status.WorkerSecurityGroup; !m.controlPlane && g != nil {
@@ -151,9 +143,9 @@ func machinePorts(ctx context.Context, net *networking.Service, m *machineScope)
 					return nil, err
 				}
 			}
-			p.SecurityGroupIDs = union(managed, groups)
+			p.SecurityGroupIDs = networking.Union(managed, groups)
 		}
-		p.Tags = union(s.Tags, o.Tags)
+		p.Tags = networking.Union(s.Tags, o.Tags)
 		out[i] = p
 	}
 	return out, nil
@@ -171,19 +163,8 @@ func resolveGroups(ctx context.Context, net *networking.Service, params []infrav
 	return ids, nil
 }
 
-// union is a followed by the elements of b it lacks; nil when both are empty.
-func union(a, b []string) []string {
-	var out []string
-	for _, v := range append(slices.Clone(a), b...) {
-		if !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func (r *OpenStackMachineReconciler) bootstrapData(ctx context.Context, m *machineScope) ([]byte, error) {
-	reader := readerOr(r.APIReader, r.Client)
+func (m *machineReconcile) bootstrapData(ctx context.Context) ([]byte, error) {
+	reader := readerOr(m.r.APIReader, m.r.Client)
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: m.machine.Namespace, Name: *m.machine.Spec.Bootstrap.DataSecretName}
 	if err := reader.Get(ctx, key, secret); err != nil {
@@ -247,7 +228,7 @@ var serverIDPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-f
 // upstreamServer says how to recognise the server upstream CAPO v0.14 created for the machine
 // (nil when the cluster has no network yet): on the cluster network, and not older than the
 // OpenStackMachine, allowing five minutes of clock skew between Kubernetes and Nova.
-func upstreamServer(m *machineScope) *compute.Legacy {
+func upstreamServer(m *machineReconcile) *compute.Legacy {
 	if m.osc == nil || m.osc.Status.Network == nil || m.osc.Status.Network.Name == "" {
 		return nil
 	}

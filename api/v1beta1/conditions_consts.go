@@ -58,6 +58,10 @@ const (
 	IdentityErrorReason = "IdentityError"
 	// OpenStackErrorReason means an OpenStack API call failed; the controller retries with backoff.
 	OpenStackErrorReason = "OpenStackError"
+	// DuplicateResourcesReason means several resources in the cloud are this object's for one
+	// purpose (two networks of the cluster's name and mark, say): the controller never picks
+	// one; the message names them, for the operator to delete all but one.
+	DuplicateResourcesReason = "DuplicateResources"
 
 	// ExternalNetworkNotFoundReason means no external network matched, or several did.
 	ExternalNetworkNotFoundReason = "ExternalNetworkNotFound"

@@ -220,7 +220,7 @@ func showDNS(ctx context.Context, start time.Time, o options, osc *infrav1.OpenS
 		fmt.Printf("\nThe management plane runs no ExternalDNS (%v): the DNSEndpoint %s/%s-apiserver is not published.\n", err, namespace, clusterName)
 		return nil
 	}
-	want, _ := loadbalancer.PublishedAddresses(loadbalancer.Publishable(osc), osc.Spec.EffectiveAPIServerPort())
+	want := loadbalancer.Publish(osc).Addresses
 	host := osc.Spec.ControlPlaneEndpoint.Host
 	var got []string
 	if err := poll(ctx, func() (bool, error) {

@@ -31,8 +31,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -70,8 +70,8 @@ type Legacy struct {
 // Find returns the machine's server: the one whose ID the status records, or else the one named
 // name that carries owner in its metadata (a server created before the status was written), or
 // else, when legacy is given, the one server named name that carries no owner at all and that
-// legacy recognises as upstream CAPO's server of the machine. Two such servers are an error,
-// never a guess. gone reports that the recorded server no longer exists. A server Nova is
+// legacy recognises as upstream CAPO's server of the machine. Two alike are an error, never a
+// guess (ownership.Choose). gone reports that the recorded server no longer exists. A server Nova is
 // deleting is returned like any other; its status says DELETED or its task state says deleting.
 func (s *Service) Find(ctx context.Context, knownID, name, owner string, legacy *Legacy) (server *servers.Server, gone bool, err error) {
 	if knownID != "" {
@@ -89,34 +89,20 @@ func (s *Service) Find(ctx context.Context, knownID, name, owner string, legacy 
 	if err != nil {
 		return nil, false, fmt.Errorf("listing servers named %s: %w", name, err)
 	}
-	var ours, upstream []servers.Server
-	for _, sv := range found {
-		if sv.Name != name {
-			continue
+	claim := func(sv *servers.Server) ownership.Candidate {
+		c := ownership.Candidate{ID: sv.ID, Name: sv.Name}
+		_, marked := sv.Metadata[OwnerMetadataKey]
+		switch {
+		case sv.Name != name:
+		case sv.Metadata[OwnerMetadataKey] == owner:
+			c.Claim = ownership.Ours
+		case !marked && legacy.recognises(sv):
+			c.Claim = ownership.Upstream
 		}
-		if sv.Metadata[OwnerMetadataKey] == owner {
-			ours = append(ours, sv)
-		}
-		if _, marked := sv.Metadata[OwnerMetadataKey]; !marked && legacy.recognises(&sv) {
-			upstream = append(upstream, sv)
-		}
+		return c
 	}
-	if len(ours) == 0 {
-		switch len(upstream) {
-		case 0:
-			return nil, false, nil
-		case 1:
-			return &upstream[0], false, nil
-		default:
-			return nil, false, &report.SpecError{Reason: infrav1.InstanceConfigurationErrorReason, Message: fmt.Sprintf(
-				"servers %s and %s are both named %s, on network %s, without this provider's mark: cannot tell which is this machine's; delete the one that is not",
-				upstream[0].ID, upstream[1].ID, name, legacy.Network)}
-		}
-	}
-	// There is never more than one unless someone copied the metadata; the oldest is the one a
-	// provider ID may already name.
-	slices.SortFunc(ours, func(a, b servers.Server) int { return a.Created.Compare(b.Created) })
-	return &ours[0], false, nil
+	server, err = ownership.Find("server", name, found, claim)
+	return server, false, err
 }
 
 func (l *Legacy) recognises(sv *servers.Server) bool {

@@ -205,16 +205,24 @@ func TestFind(t *testing.T) {
 	g.Expect(gone).To(BeTrue())
 	g.Expect(server).To(BeNil())
 
-	// Without a recorded ID: by exact name and the owner metadata, oldest first.
+	// Without a recorded ID: by exact name and the owner metadata.
 	now := time.Now()
+	mine := servers.Server{ID: "mine", Name: "m1.a", Created: now, Metadata: map[string]string{OwnerMetadataKey: "ns/m1.a"}}
 	m.compute.EXPECT().ListServers(ctx, servers.ListOpts{Name: `^m1\.a$`}).Return([]servers.Server{
 		{ID: "someone-elses", Name: "m1.a", Metadata: map[string]string{OwnerMetadataKey: "other/m1.a"}},
-		{ID: "newer", Name: "m1.a", Created: now, Metadata: map[string]string{OwnerMetadataKey: "ns/m1.a"}},
-		{ID: "older", Name: "m1.a", Created: now.Add(-time.Minute), Metadata: map[string]string{OwnerMetadataKey: "ns/m1.a"}},
+		{ID: "prefixed", Name: "m1.ab", Metadata: map[string]string{OwnerMetadataKey: "ns/m1.a"}},
+		mine,
 	}, nil)
 	server, _, err = svc.Find(ctx, "", "m1.a", "ns/m1.a", nil)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(server.ID).To(Equal("older"))
+	g.Expect(server.ID).To(Equal("mine"))
+
+	// Two servers with the machine's mark (its metadata copied by hand): never a guess.
+	copied := mine
+	copied.ID, copied.Created = "copied", now.Add(-time.Minute)
+	m.compute.EXPECT().ListServers(ctx, gomock.Any()).Return([]servers.Server{mine, copied}, nil)
+	_, _, err = svc.Find(ctx, "", "m1.a", "ns/m1.a", nil)
+	g.Expect(err).To(MatchError("2 servers named m1.a (copied, mine) are all this object's: delete all but one"))
 
 	m.compute.EXPECT().ListServers(ctx, gomock.Any()).Return([]servers.Server{{ID: "x", Name: "m1", Metadata: map[string]string{}}}, nil)
 	server, gone, err = svc.Find(ctx, "", "m1", owner, nil)
@@ -260,7 +268,7 @@ func TestFindRecognisesTheServerUpstreamCAPOCreated(t *testing.T) {
 	twin.ID = "twin"
 	list(upstream, twin)
 	_, _, err = svc.Find(ctx, "", "m1", owner, legacy)
-	g.Expect(err).To(MatchError(ContainSubstring("servers upstream and twin are both named m1")))
+	g.Expect(err).To(MatchError("2 servers named m1 (twin, upstream) are all this object's: delete all but one"))
 	_, isSpec := report.AsSpecError(err)
 	g.Expect(isSpec).To(BeTrue(), "a choice only the user can make")
 

@@ -26,6 +26,7 @@ import (
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -74,13 +75,17 @@ func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, 
 	if err != nil {
 		return nil, fmt.Errorf("listing ports named %s: %w", spec.Name, err)
 	}
-	var port *ports.Port
-	for i := range found {
-		// A port attached elsewhere is not one a failed attempt left for this server.
-		if found[i].Description == spec.Description && found[i].DeviceID == "" {
-			port = &found[i]
-			break
+	// A port a failed attempt left for this server carries its name and description and is
+	// attached to nothing: one attached elsewhere is not this machine's.
+	port, err := ownership.Find("port", spec.Name, found, func(p *ports.Port) ownership.Candidate {
+		c := ownership.Candidate{ID: p.ID, Name: p.Name}
+		if p.Description == spec.Description && p.DeviceID == "" {
+			c.Claim = ownership.Ours
 		}
+		return c
+	})
+	if err != nil {
+		return nil, err
 	}
 	if port == nil {
 		opts := ports.CreateOpts{Name: spec.Name, Description: spec.Description, NetworkID: spec.NetworkID}
@@ -109,6 +114,19 @@ func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, 
 	return port, nil
 }
 
+// portClaim reads whether a port named after one of the machine's is the machine's: its
+// description, or upstream's for a port attached to nothing.
+func portClaim(p *ports.Port, id PortIdentity) ownership.Candidate {
+	c := ownership.Candidate{ID: p.ID, Name: p.Name}
+	switch {
+	case p.Description == id.Description:
+		c.Claim = ownership.Ours
+	case id.UpstreamDescription != "" && p.Description == id.UpstreamDescription && p.DeviceID == "":
+		c.Claim = ownership.Upstream
+	}
+	return c
+}
+
 // DeletePorts deletes the machine's ports; call it once the server is gone.
 func (s *Service) DeletePorts(ctx context.Context, identities []PortIdentity) error {
 	for _, id := range identities {
@@ -117,8 +135,7 @@ func (s *Service) DeletePorts(ctx context.Context, identities []PortIdentity) er
 			return fmt.Errorf("listing ports named %s: %w", id.Name, err)
 		}
 		for _, p := range found {
-			upstream := id.UpstreamDescription != "" && p.Description == id.UpstreamDescription && p.DeviceID == ""
-			if p.Description != id.Description && !upstream {
+			if portClaim(&p, id).Claim == ownership.Unclaimed {
 				continue
 			}
 			if err := s.network.DeletePort(ctx, p.ID); err != nil && !clients.IsNotFound(err) {

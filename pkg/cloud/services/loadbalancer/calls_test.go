@@ -346,7 +346,7 @@ func TestTwoLoadBalancersWithOneNameAreRefused(t *testing.T) {
 	m.lb.EXPECT().ListLoadBalancers(ctx, loadbalancers.ListOpts{Name: d.Name}).Return([]loadbalancers.LoadBalancer{{ID: "a"}, {ID: "b"}}, nil)
 	out := m.service().Reconcile(ctx, d, nil)
 	g.Expect(out.State).To(Equal(StateInvalid))
-	g.Expect(out.Message).To(Equal("2 load balancers are named " + d.Name + " (a, b): delete all but one"))
+	g.Expect(out.Message).To(Equal("2 load balancers named " + d.Name + " (a, b) are all this object's: delete all but one"))
 }
 
 func TestMigrationRenamesEachChild(t *testing.T) {

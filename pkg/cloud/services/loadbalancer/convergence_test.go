@@ -441,8 +441,8 @@ func TestDuplicateNamesAreReportedNotGuessed(t *testing.T) {
 	}
 	out := s.Reconcile(ctx, d, nil)
 	g.Expect(out.State).To(Equal(StateInvalid))
-	g.Expect(out.Reason).To(Equal(infrav1.LoadBalancerConfigurationErrorReason))
-	g.Expect(out.Message).To(ContainSubstring("2 load balancers are named " + d.Name))
+	g.Expect(out.Reason).To(Equal(infrav1.DuplicateResourcesReason), "the same policy as for every kind the provider names")
+	g.Expect(out.Message).To(ContainSubstring("2 load balancers named " + d.Name))
 }
 
 func TestDeleteWaitsForPendingLoadBalancersAndFindsThemByTag(t *testing.T) {
@@ -476,9 +476,15 @@ func TestNames(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(Name("ns", "c", "")).To(Equal("k8s-clusterapi-cluster-ns-c-kubeapi"))
 	g.Expect(Name("ns", "c", "az1")).To(Equal("k8s-clusterapi-cluster-ns-c-az1-kubeapi"))
-	g.Expect(zonesOf(Name("ns", "c", "az-1"), "ns", "c")).To(Equal([]string{"az-1"}))
-	g.Expect(zonesOf(Name("ns", "c", ""), "ns", "c")).To(Equal([]string{""}))
-	g.Expect(zonesOf("other", "ns", "c")).To(BeEmpty())
+	for _, az := range []string{"az-1", ""} {
+		got, ok := zoneOfName(Name("ns", "c", az), "ns", "c")
+		g.Expect(ok).To(BeTrue())
+		g.Expect(got).To(Equal(az))
+	}
+	for _, other := range []string{"other", Name("ns", "c2", ""), Name("ns", "c", "") + "-x", namePrefix + "ns-c-" + nameSuffix} {
+		_, ok := zoneOfName(other, "ns", "c")
+		g.Expect(ok).To(BeFalse(), other)
+	}
 	g.Expect(ownsFloatingIP(FloatingIPDescription("ns", "c", "az1"), "ns", "c")).To(BeTrue())
 	g.Expect(ownsFloatingIP(FloatingIPDescription("ns", "c2", "az1"), "ns", "c")).To(BeFalse())
 }

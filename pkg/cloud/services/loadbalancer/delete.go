@@ -121,7 +121,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 	err := s.lb.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
 	switch {
 	case err == nil:
-		s.report.Changed("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: zoneOf(lb.Name, r)}, "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
+		s.report.Changed("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: r.zoneOf(lb.Name)}, "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
 		s.memory.forgetError(lb.ID)
 		s.memory.forgetPending(lb.ID)
 		s.memory.allocationOf(lb.ID, true)
@@ -144,7 +144,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("releasing floating IP %s of load balancer %s: %w", fip.FloatingIP, lb.Name, err)
 		}
-		s.report.Changed("ReleasedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: zoneOf(lb.Name, r)}, "Released floating IP %s of load balancer %s", fip.FloatingIP, lb.Name)
+		s.report.Changed("ReleasedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: r.zoneOf(lb.Name)}, "Released floating IP %s of load balancer %s", fip.FloatingIP, lb.Name)
 	}
 	return nil
 }
@@ -179,34 +179,15 @@ func (s *Service) releasable(description string, r *Removal) bool {
 		return ownsFloatingIP(description, r.Namespace, r.Cluster)
 	}
 	for _, name := range r.Names {
-		for _, az := range zonesOf(name, r.Namespace, r.Cluster) {
-			if description == FloatingIPDescription(r.Namespace, r.Cluster, az) {
-				return true
-			}
+		if az, ok := zoneOfName(name, r.Namespace, r.Cluster); ok && description == FloatingIPDescription(r.Namespace, r.Cluster, az) {
+			return true
 		}
 	}
 	return false
 }
 
 // zoneOf is the availability zone a load balancer of the removal serves, "" when none.
-func zoneOf(name string, r *Removal) string {
-	if zones := zonesOf(name, r.Namespace, r.Cluster); len(zones) > 0 {
-		return zones[0]
-	}
-	return ""
-}
-
-// zonesOf reads the availability zone back out of a load balancer name ("" for the legacy
-// name); it returns nothing for a name that is not one of the cluster's.
-func zonesOf(name, namespace, cluster string) []string {
-	if name == Name(namespace, cluster, "") {
-		return []string{""}
-	}
-	prefix, suffix := fmt.Sprintf("k8s-clusterapi-cluster-%s-%s-", namespace, cluster), "-kubeapi"
-	if az, ok := strings.CutPrefix(name, prefix); ok {
-		if az, ok = strings.CutSuffix(az, suffix); ok && az != "" {
-			return []string{az}
-		}
-	}
-	return nil
+func (r *Removal) zoneOf(name string) string {
+	az, _ := zoneOfName(name, r.Namespace, r.Cluster)
+	return az
 }

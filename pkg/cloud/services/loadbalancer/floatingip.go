@@ -25,6 +25,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -57,16 +58,16 @@ func (s *Service) floatingIP(ctx context.Context, d *Desired, f *found, status *
 	if err != nil {
 		return failed(fmt.Errorf("listing floating IPs: %w", err)), true
 	}
-	var free *floatingips.FloatingIP
-	for i := range fips {
-		fip := &fips[i]
-		if fip.PortID != "" && fip.FixedIP == status.InternalIP && status.InternalIP != "" {
-			status.IP = fip.FloatingIP
-			return Outcome{}, false
-		}
-		if free == nil && (fip.PortID == "" || want.Address != "") {
-			free = fip
-		}
+	// Listed by the mark of this load balancer's floating IP, or by the user's address.
+	free, err := ownership.Find("floating IP", want.Description+want.Address, fips, func(fip *floatingips.FloatingIP) ownership.Candidate {
+		return ownership.Candidate{ID: fip.ID, Name: fip.FloatingIP, Claim: ownership.Ours}
+	})
+	if err != nil {
+		return failed(err), true
+	}
+	if free != nil && free.PortID != "" && free.FixedIP == status.InternalIP && status.InternalIP != "" {
+		status.IP = free.FloatingIP
+		return Outcome{}, false
 	}
 
 	vipPort, err := s.vipPort(ctx, f)
@@ -135,14 +136,14 @@ func (s *Service) allocate(ctx context.Context, id string, create floatingips.Cr
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), allocationTimeout)
-	go func() {
+	s.memory.background(func() {
 		defer cancel()
 		fip, err := s.net.CreateFloatingIP(ctx, create)
 		if err != nil {
 			fip = nil // tried again, and reported, once the load balancer is ACTIVE
 		}
 		s.memory.finishAllocation(id, fip)
-	}()
+	})
 }
 
 func (s *Service) floatingIPFailed(d *Desired, err error, what string) (Outcome, bool) {

@@ -106,18 +106,76 @@ func memberWords(lb *infrav1.LoadBalancer, apiPort int) string {
 	return ""
 }
 
-// Publishable are the load balancers of osc whose public address is final: each zone's (or the
-// single one's) once it has its floating IP, or its VIP when the cluster uses no floating IPs. A
-// load balancer whose floating IP is not attached yet shows its VIP as its address, which is not
-// what clients outside the cloud can reach.
-func Publishable(osc *infrav1.OpenStackCluster) []infrav1.LoadBalancer {
-	entries := osc.Status.APIServerLoadBalancers
+// Publication is what the endpoint's DNS records publish, and why.
+type Publication struct {
+	// Addresses are the public addresses the records hold (PublishedAddresses), sorted.
+	Addresses []string
+	// Zones are the availability zones whose address is published because they can take
+	// traffic; none when NoneHealthy. Their number is the Zones column.
+	Zones []string
+	// NoneHealthy means no load balancer can take traffic: every one's address is kept rather
+	// than none.
+	NoneHealthy bool
+	// Where says which zone each address is, for messages: "172.24.4.10 (az1), ...".
+	Where string
+	// Withdrawn are the zones whose address is not published, each with the reason, for
+	// messages: "az2 (its load balancer cannot take traffic)".
+	Withdrawn []string
+}
+
+// Publish is the publication of osc's load balancers as its status records them.
+func Publish(osc *infrav1.OpenStackCluster) Publication {
+	return publication(osc, osc.Status.APIServerLoadBalancers, osc.Status.APIServerLoadBalancer)
+}
+
+// publication is what DNS publishes of the load balancers zones (with availabilityZoneSubnets)
+// or single (without): those whose public address is final (publishable), as PublishedAddresses
+// chooses among them.
+func publication(osc *infrav1.OpenStackCluster, zones []infrav1.LoadBalancer, single *infrav1.LoadBalancer) Publication {
+	entries := zones
 	if !osc.Spec.APIServerLoadBalancersPerZone() {
 		entries = nil
-		if osc.Status.APIServerLoadBalancer != nil {
-			entries = []infrav1.LoadBalancer{*osc.Status.APIServerLoadBalancer}
+		if single != nil {
+			entries = []infrav1.LoadBalancer{*single}
 		}
 	}
+	ready := publishable(osc, entries)
+	var p Publication
+	p.Addresses, p.NoneHealthy = PublishedAddresses(ready, osc.Spec.EffectiveAPIServerPort())
+	words := make([]string, len(p.Addresses))
+	for i, a := range p.Addresses {
+		words[i] = a
+		for _, e := range ready {
+			if e.IP == a && e.AvailabilityZone != "" {
+				words[i] = fmt.Sprintf("%s (%s)", a, e.AvailabilityZone)
+				if !p.NoneHealthy {
+					p.Zones = append(p.Zones, e.AvailabilityZone)
+				}
+			}
+		}
+	}
+	p.Where = strings.Join(words, ", ")
+	for _, e := range entries {
+		if e.AvailabilityZone == "" || slices.Contains(p.Addresses, e.IP) {
+			continue
+		}
+		why := "no control plane machine ONLINE behind it"
+		switch {
+		case !slices.ContainsFunc(ready, func(r infrav1.LoadBalancer) bool { return r.ID == e.ID }):
+			why = "no public address yet"
+		case !e.Healthy:
+			why = "its load balancer cannot take traffic"
+		}
+		p.Withdrawn = append(p.Withdrawn, fmt.Sprintf("%s (%s)", e.AvailabilityZone, why))
+	}
+	return p
+}
+
+// publishable are the entries whose public address is final: the floating IP once attached, or
+// the VIP when the cluster uses no floating IPs. A load balancer whose floating IP is not
+// attached yet shows its VIP as its address, which is not what clients outside the cloud can
+// reach.
+func publishable(osc *infrav1.OpenStackCluster, entries []infrav1.LoadBalancer) []infrav1.LoadBalancer {
 	floating := !ptr.Deref(osc.Spec.DisableAPIServerFloatingIP, false) && osc.Status.ExternalNetwork != nil
 	var out []infrav1.LoadBalancer
 	for _, e := range entries {

@@ -250,14 +250,15 @@ func TestOnlyFinalAddressesArePublishable(t *testing.T) {
 		{AvailabilityZone: "az2", ID: "2", InternalIP: "10.50.1.5", IP: "10.50.1.5"}, // floating IP not attached yet
 		{AvailabilityZone: "az3", ID: "3"},
 	}
-	g.Expect(Publishable(osc)).To(HaveLen(1), "a VIP standing in for a floating IP to come is not published")
-	g.Expect(Publishable(osc)[0].AvailabilityZone).To(Equal("az1"))
+	pub := Publish(osc)
+	g.Expect(pub.Addresses).To(Equal([]string{"172.24.4.10"}), "a VIP standing in for a floating IP to come is not published")
+	g.Expect(pub.Withdrawn).To(Equal([]string{"az2 (no public address yet)", "az3 (no public address yet)"}))
 
 	osc.Spec.DisableAPIServerFloatingIP = ptr.To(true)
-	g.Expect(Publishable(osc)).To(HaveLen(2), "without floating IPs the VIPs are the addresses")
+	g.Expect(Publish(osc).Addresses).To(Equal([]string{"10.50.1.5", "172.24.4.10"}), "without floating IPs the VIPs are the addresses")
 
 	single := &infrav1.OpenStackCluster{}
 	single.Status.APIServerLoadBalancer = &infrav1.LoadBalancer{ID: "s", InternalIP: "10.0.0.5", IP: "172.24.4.20"}
 	single.Status.ExternalNetwork = &infrav1.NetworkStatus{ID: "ext"}
-	g.Expect(Publishable(single)).To(ConsistOf(*single.Status.APIServerLoadBalancer))
+	g.Expect(Publish(single).Addresses).To(Equal([]string{"172.24.4.20"}))
 }

@@ -33,6 +33,8 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -151,31 +153,21 @@ func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBal
 		if err != nil {
 			return nil, fmt.Errorf("listing load balancers named %s: %w", name, err)
 		}
-		switch len(lbs) {
-		case 0:
-			continue
-		case 1:
-		default:
-			ids := make([]string, len(lbs))
-			for i := range lbs {
-				ids[i] = lbs[i].ID
-			}
-			return nil, &report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf("%d load balancers are named %s (%s): delete all but one", len(lbs), name, strings.Join(ids, ", "))}
+		lb, err := ownership.Find("load balancer", name, lbs, func(lb *loadbalancers.LoadBalancer) ownership.Candidate {
+			return ownership.Candidate{ID: lb.ID, Name: lb.Name, Claim: ownership.Ours}
+		})
+		if err != nil {
+			return nil, err
 		}
-		lb := &lbs[0]
+		if lb == nil {
+			continue
+		}
 		if known == nil || known.ID != lb.ID {
 			s.report.Changed("AdoptedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: d.AvailabilityZone}, "Adopted existing load balancer %s (%s) for %s", lb.Name, lb.ID, zoneWords(d.AvailabilityZone))
 		}
 		return &found{id: lb.ID, name: lb.Name, provisioning: lb.ProvisioningStatus, lb: lb}, nil
 	}
 	return nil, nil
-}
-
-func zoneWords(az string) string {
-	if az == "" {
-		return "the API server"
-	}
-	return "availability zone " + az
 }
 
 // statusOf is the status entry of a located load balancer.
@@ -356,7 +348,7 @@ func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *in
 	s.memory.forgetError(f.id)
 	s.memory.forgetPending(f.id)
 
-	if f.name != d.Name || (f.lb != nil && !hasAll(f.lb.Tags, d.Tags)) {
+	if f.name != d.Name || (f.lb != nil && !networking.ContainsAll(f.lb.Tags, d.Tags)) {
 		return s.renameLoadBalancer(ctx, d, f, status)
 	}
 	if f.tree == nil {
@@ -410,15 +402,6 @@ func (s *Service) earlyFloatingIP(ctx context.Context, d *Desired, f *found, sta
 	}
 }
 
-func hasAll(have, want []string) bool {
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			return false
-		}
-	}
-	return true
-}
-
 // renameLoadBalancer gives a load balancer found under a former name (or without the owner tag)
 // its name and tags. Its VIP, and so its floating IP, stay.
 func (s *Service) renameLoadBalancer(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) Outcome {
@@ -430,7 +413,7 @@ func (s *Service) renameLoadBalancer(ctx context.Context, d *Desired, f *found, 
 		}
 		f.lb = lb
 	}
-	tags := union(f.lb.Tags, d.Tags)
+	tags := networking.Union(f.lb.Tags, d.Tags)
 	name := d.Name
 	if _, err := s.lb.UpdateLoadBalancer(ctx, f.id, loadbalancers.UpdateOpts{Name: &name, Tags: &tags}); err != nil {
 		if clients.IsConflict(err) {
@@ -463,16 +446,6 @@ func pendingInterval(d time.Duration) time.Duration {
 	default:
 		return 15 * time.Second
 	}
-}
-
-func union(a, b []string) []string {
-	out := slices.Clone(a)
-	for _, x := range b {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // recoverFromError reports a load balancer in ERROR and, once it was seen there

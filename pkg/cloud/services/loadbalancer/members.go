@@ -43,6 +43,71 @@ type Member struct {
 	SubnetID string
 }
 
+// The zone of a machine, as the zone rules see it.
+
+// RequestedZone is the availability zone to ask Nova for a machine's server: its failure domain,
+// unless the cluster lets Nova choose for the control plane (controlPlaneOmitAvailabilityZone).
+func RequestedZone(spec *infrav1.OpenStackClusterSpec, controlPlane bool, failureDomain string) string {
+	if controlPlane && ptr.Deref(spec.ControlPlaneOmitAvailabilityZone, false) {
+		return ""
+	}
+	return failureDomain
+}
+
+// MachineZone is the availability zone a machine is in: the one Nova placed its server in, or,
+// while Nova does not say, the failure domain Cluster API gave it. (They differ only when Nova
+// chose: see RequestedZone.)
+func MachineZone(failureDomain, serverZone string) string {
+	if serverZone != "" {
+		return serverZone
+	}
+	return failureDomain
+}
+
+// Membership is where a control plane machine's membership of the API server load balancers
+// stands.
+type Membership struct {
+	// Targets are the load balancers the machine must be a member of (see MemberTargets).
+	Targets []infrav1.LoadBalancer
+	// ZoneMissing means no load balancer serves the machine's zone, and the cross-zone policy
+	// gives it none; ZonePlanned that the spec maps the zone, whose load balancer is not made yet.
+	ZoneMissing, ZonePlanned bool
+	// MappedZones lists the zones the spec maps, for messages.
+	MappedZones string
+	// Done means the machine is a member of exactly its targets.
+	Done bool
+}
+
+// ReconcileMachine makes control plane machine name, at address in availability zone zone
+// (MachineZone), a member of the load balancers osc's policy gives it and of no other. Membership
+// of the load balancers that are not targets is removed even when a target is missing: cross-AZ
+// membership turned off must not wait for anything.
+func (s *Service) ReconcileMachine(ctx context.Context, osc *infrav1.OpenStackCluster, name, address, zone string) (Membership, error) {
+	crossAZ := ptr.Deref(osc.Spec.APIServerLoadBalancer.AllowCrossAZLoadBalancerMembers, false)
+	m := Membership{MappedZones: MappedZones(&osc.Spec)}
+	m.Targets, m.ZoneMissing = MemberTargets(&osc.Status, zone, crossAZ)
+	m.ZonePlanned = m.ZoneMissing && ZoneMapped(&osc.Spec, zone)
+	ids := make([]string, len(m.Targets))
+	for i, t := range m.Targets {
+		ids[i] = t.ID
+	}
+	member := Member{Name: name, Address: address, SubnetID: MemberSubnet(&osc.Status, m.Targets, address)}
+	var err error
+	m.Done, err = s.ReconcileMembership(ctx, osc.Status.AllAPIServerLoadBalancers(), ids, Ports(&osc.Spec), member)
+	return m, err
+}
+
+// RemoveMachine takes control plane machine name out of every load balancer of osc, per zone and
+// single; done reports that no member of it is left. Members are the machine's by name; the
+// address only matters for members to keep.
+func (s *Service) RemoveMachine(ctx context.Context, osc *infrav1.OpenStackCluster, name string) (done bool, err error) {
+	all := osc.Status.AllAPIServerLoadBalancers()
+	if len(all) == 0 {
+		return true, nil
+	}
+	return s.ReconcileMembership(ctx, all, nil, Ports(&osc.Spec), Member{Name: name})
+}
+
 // MemberTargets are the load balancers a control plane machine in availability zone az must be
 // a member of: with cross-AZ members, every zone's; otherwise its own zone's, or, when its zone
 // has none, a load balancer without a zone (the single one, during a migration) as a fallback.

@@ -89,7 +89,8 @@ type Summary struct {
 
 // gravity orders the reasons of a zone that is not ready, the gravest last.
 var gravity = map[string]int{infrav1.WaitingForLoadBalancerReason: 1, infrav1.LoadBalancerUnhealthyReason: 2,
-	infrav1.LoadBalancerErrorReason: 3, infrav1.OpenStackErrorReason: 4, infrav1.LoadBalancerConfigurationErrorReason: 5}
+	infrav1.LoadBalancerErrorReason: 3, infrav1.OpenStackErrorReason: 4, infrav1.LoadBalancerConfigurationErrorReason: 5,
+	infrav1.DuplicateResourcesReason: 5}
 
 // Summarize sums up the outcomes of a reconcile and the removal of the load balancers of zones
 // that left the spec (stale, done when staleDone, failed with staleErr).

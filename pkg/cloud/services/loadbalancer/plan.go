@@ -20,9 +20,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -35,7 +33,9 @@ import (
 
 // This file turns an OpenStackCluster's spec and status into the API server load balancers one
 // reconcile converges: a single one, or one per availability zone with its VIP on the zone's
-// mapped subnet, and those of zones that left the spec, to delete. Nothing here calls Octavia.
+// mapped subnet, and those of zones that left the spec, to delete. It resolves the spec's
+// network and subnets through a Resolver (Neutron), reusing what the status recorded; it never
+// calls Octavia.
 
 // Resolver finds what the spec names in Neutron; the networking service is one.
 type Resolver interface {
@@ -62,7 +62,16 @@ type Plan struct {
 // without a call. An error is returned only for what concerns every zone (the load balancer
 // network, an OpenStack failure); a zone's own problem is in Plan.Invalid.
 func NewPlan(ctx context.Context, res Resolver, namespace, cluster string, osc *infrav1.OpenStackCluster) (*Plan, error) {
-	spec, status := osc.Spec.APIServerLoadBalancer, &osc.Status
+	base := baseDesired(namespace, cluster, osc)
+	if !osc.Spec.APIServerLoadBalancersPerZone() {
+		return planSingle(ctx, res, namespace, cluster, osc, base)
+	}
+	return planZones(ctx, res, namespace, cluster, osc, base)
+}
+
+// baseDesired is what every load balancer of the cluster shares.
+func baseDesired(namespace, cluster string, osc *infrav1.OpenStackCluster) Desired {
+	spec := osc.Spec.APIServerLoadBalancer
 	base := Desired{
 		Provider: ptr.Deref(spec.Provider, ""),
 		Flavor:   ptr.Deref(spec.Flavor, ""),
@@ -71,68 +80,79 @@ func NewPlan(ctx context.Context, res Resolver, namespace, cluster string, osc *
 		Tags:     append(append([]string{}, osc.Spec.Tags...), OwnerTag(namespace, cluster)),
 	}
 	if len(spec.AllowedCIDRs) > 0 {
-		base.AllowedCIDRs = CanonicalCIDRs(spec.AllowedCIDRs, clusterSources(status))
+		base.AllowedCIDRs = CanonicalCIDRs(spec.AllowedCIDRs, clusterSources(&osc.Status))
 	}
 	if spec.DNS != nil {
 		base.HealthPoll = DNSHealthPoll
 	}
-	// floatingIP is the floating IP of a zone's load balancer (az "" for the single one): the
-	// address the user gave it (apiServerFloatingIP for the first, or the zone's floatingIP),
-	// else one the controller allocates.
-	floatingIP := func(az string, first bool, zone *infrav1.AZSubnetMapping, path *field.Path) *FloatingIP {
-		if ptr.Deref(osc.Spec.DisableAPIServerFloatingIP, false) || status.ExternalNetwork == nil {
-			return nil
-		}
-		f := &FloatingIP{ExternalNetworkID: status.ExternalNetwork.ID, Description: FloatingIPDescription(namespace, cluster, az)}
-		switch {
-		case first && osc.Spec.APIServerFloatingIP != nil:
-			f.Address, f.Field = *osc.Spec.APIServerFloatingIP, field.NewPath("spec", "apiServerFloatingIP")
-		case zone != nil && zone.FloatingIP != nil:
-			f.Address, f.Field = *zone.FloatingIP, path
-		}
-		return f
+	return base
+}
+
+// floatingIPOf is the floating IP of zone az's load balancer (az "" for the single one): the
+// address the user gave it at path (apiServerFloatingIP for the first, or the zone's
+// floatingIP), else one the controller allocates; nil without floating IPs.
+func floatingIPOf(namespace, cluster string, osc *infrav1.OpenStackCluster, az string, user *string, path *field.Path) *FloatingIP {
+	if ptr.Deref(osc.Spec.DisableAPIServerFloatingIP, false) || osc.Status.ExternalNetwork == nil {
+		return nil
+	}
+	f := &FloatingIP{ExternalNetworkID: osc.Status.ExternalNetwork.ID, Description: FloatingIPDescription(namespace, cluster, az)}
+	if user != nil {
+		f.Address, f.Field = *user, path
+	}
+	return f
+}
+
+// planSingle plans the single load balancer, and the removal of the zones' load balancers other
+// than the one it continues (returning from availabilityZoneSubnets).
+func planSingle(ctx context.Context, res Resolver, namespace, cluster string, osc *infrav1.OpenStackCluster, d Desired) (*Plan, error) {
+	status := &osc.Status
+	d.Name = Name(namespace, cluster, "")
+	d.OctaviaAZ = ptr.Deref(osc.Spec.APIServerLoadBalancer.AvailabilityZone, "")
+	d.FloatingIP = floatingIPOf(namespace, cluster, osc, "", osc.Spec.APIServerFloatingIP, field.NewPath("spec", "apiServerFloatingIP"))
+	known := status.APIServerLoadBalancer
+	if known != nil && known.Name != d.Name {
+		// Returning from availabilityZoneSubnets: the first zone's load balancer becomes the
+		// single one again, under the legacy name.
+		d.FormerNames = []string{known.Name}
 	}
 	plan := &Plan{}
-
-	if !osc.Spec.APIServerLoadBalancersPerZone() {
-		d := base
-		d.Name = Name(namespace, cluster, "")
-		d.OctaviaAZ = ptr.Deref(spec.AvailabilityZone, "")
-		d.FloatingIP = floatingIP("", true, nil, nil)
-		known := status.APIServerLoadBalancer
-		if known != nil && known.Name != d.Name {
-			// Returning from availabilityZoneSubnets: the first zone's load balancer becomes the
-			// single one again, under the legacy name.
-			d.FormerNames = []string{known.Name}
+	if err := singleVIPPlacement(ctx, res, osc, &d); err != nil {
+		if _, ok := report.AsSpecError(err); !ok {
+			return nil, err
 		}
-		if err := singleVIPPlacement(ctx, res, osc, &d); err != nil {
-			if _, ok := report.AsSpecError(err); !ok {
-				return nil, err
-			}
-			plan.Invalid = append(plan.Invalid, invalidOutcome("", err))
-			return plan, nil
-		}
-		plan.Desired, plan.Known = []*Desired{&d}, []*infrav1.LoadBalancer{known}
-		for _, e := range status.APIServerLoadBalancers {
-			if known == nil || e.AvailabilityZone != known.AvailabilityZone {
-				plan.Stale = append(plan.Stale, e)
-			}
-		}
+		plan.Invalid = append(plan.Invalid, invalidOutcome("", err))
 		return plan, nil
 	}
+	plan.Desired, plan.Known = []*Desired{&d}, []*infrav1.LoadBalancer{known}
+	for _, e := range status.APIServerLoadBalancers {
+		if known == nil || e.AvailabilityZone != known.AvailabilityZone {
+			plan.Stale = append(plan.Stale, e)
+		}
+	}
+	return plan, nil
+}
 
+// planZones plans one load balancer per mapping, with its VIP on the mapping's subnet, and the
+// removal of those of zones that left the spec.
+func planZones(ctx context.Context, res Resolver, namespace, cluster string, osc *infrav1.OpenStackCluster, base Desired) (*Plan, error) {
+	status := &osc.Status
 	network, err := zonesNetwork(ctx, res, osc)
 	if err != nil {
 		return nil, err
 	}
+	plan := &Plan{}
 	inSpec := map[string]bool{}
-	for i, m := range spec.AvailabilityZoneSubnets {
+	for i, m := range osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets {
 		inSpec[m.AvailabilityZone] = true
 		d := base
 		d.AvailabilityZone, d.OctaviaAZ = m.AvailabilityZone, m.AvailabilityZone
 		d.Name = Name(namespace, cluster, m.AvailabilityZone)
 		d.Network = *network
-		d.FloatingIP = floatingIP(m.AvailabilityZone, i == 0, &m, lbPath.Child("availabilityZoneSubnets").Index(i).Child("floatingIP"))
+		user, path := m.FloatingIP, lbPath.Child("availabilityZoneSubnets").Index(i).Child("floatingIP")
+		if i == 0 && osc.Spec.APIServerFloatingIP != nil {
+			user, path = osc.Spec.APIServerFloatingIP, field.NewPath("spec", "apiServerFloatingIP")
+		}
+		d.FloatingIP = floatingIPOf(namespace, cluster, osc, m.AvailabilityZone, user, path)
 		known := entryFor(status.APIServerLoadBalancers, m.AvailabilityZone)
 		if i == 0 {
 			// The first zone inherits the legacy single load balancer, renamed.
@@ -158,41 +178,6 @@ func NewPlan(ctx context.Context, res Resolver, namespace, cluster string, osc *
 		}
 	}
 	return plan, nil
-}
-
-// FindUnrecorded adds to the plan's Stale the cluster's load balancers of zones that left the
-// spec and that the status does not record: a status lost in the middle of a zone's removal (a
-// restore or a move without status) would otherwise leave that zone's load balancer behind for
-// good. It looks only while the status misses a zone of the spec, as it does once lost (and on
-// a cluster's or a zone's first reconciles): one list, by the cluster's tag. A cluster with one
-// load balancer is left out: its former zones' load balancers are its own former names.
-func (s *Service) FindUnrecorded(ctx context.Context, p *Plan, namespace, cluster string) error {
-	if !slices.Contains(p.Known, nil) || len(p.Desired) == 0 || p.Desired[0].AvailabilityZone == "" {
-		return nil
-	}
-	tagged, err := s.lb.ListLoadBalancers(ctx, loadbalancers.ListOpts{Tags: []string{OwnerTag(namespace, cluster)}})
-	if err != nil {
-		return fmt.Errorf("listing the load balancers of the cluster: %w", err)
-	}
-	planned := map[string]bool{}
-	for _, d := range p.Desired {
-		planned[d.AvailabilityZone] = true
-	}
-	for _, o := range p.Invalid {
-		planned[o.AvailabilityZone] = true
-	}
-	for _, e := range p.Stale {
-		planned[e.AvailabilityZone] = true
-	}
-	for _, lb := range tagged {
-		zones := zonesOf(lb.Name, namespace, cluster)
-		if len(zones) == 0 || zones[0] == "" || planned[zones[0]] {
-			continue
-		}
-		planned[zones[0]] = true
-		p.Stale = append(p.Stale, infrav1.LoadBalancer{Name: lb.Name, ID: lb.ID, AvailabilityZone: zones[0], InternalIP: lb.VipAddress})
-	}
-	return nil
 }
 
 func invalidOutcome(az string, err error) Outcome {
@@ -340,51 +325,6 @@ func zoneSubnetPath(i int) *field.Path {
 	return lbPath.Child("availabilityZoneSubnets").Index(i).Child("subnet")
 }
 
-// CheckReferences resolves what the spec's load balancer section points at in the cloud (its
-// network, the single load balancer's subnet or the zones', its Octavia flavor) without creating
-// anything. The cluster reconciler calls it before the cluster's first resource is created, so
-// that a spec that cannot give any load balancer changes nothing. It returns the error the load
-// balancer phase would return for the same spec (a network that does not resolve), or the
-// outcomes that phase would record when no load balancer can be made (every zone's subnet
-// refuted, or the flavor), so that the condition says the same whichever finds the problem
-// first; nothing when at least one load balancer can be made (the other zones are then reported
-// by the phase, one by one).
-func (s *Service) CheckReferences(ctx context.Context, res Resolver, namespace, cluster string, osc *infrav1.OpenStackCluster) ([]Outcome, error) {
-	spec := osc.Spec.APIServerLoadBalancer
-	// The single load balancer's VIP goes on the cluster network when spec.network is not set:
-	// there is nothing of it to resolve before the network exists, besides the flavor.
-	zones, invalid := []string{""}, []Outcome(nil)
-	if osc.Spec.APIServerLoadBalancersPerZone() || spec.Network != nil {
-		plan, err := NewPlan(ctx, res, namespace, cluster, osc)
-		if err != nil {
-			return nil, err
-		}
-		zones, invalid = nil, plan.Invalid
-		for _, d := range plan.Desired {
-			zones = append(zones, d.AvailabilityZone)
-		}
-	}
-	if name := ptr.Deref(spec.Flavor, ""); name != "" && len(zones) > 0 {
-		if _, err := s.flavorID(ctx, name); err != nil {
-			if _, isSpec := report.AsSpecError(err); !isSpec {
-				return nil, err
-			}
-			// What Reconcile returns for each zone it would create the load balancer of.
-			var out []Outcome
-			for _, az := range zones {
-				o := failed(err)
-				o.AvailabilityZone = az
-				out = append(out, o)
-			}
-			return append(out, invalid...), nil
-		}
-	}
-	if len(zones) == 0 {
-		return invalid, nil
-	}
-	return nil, nil
-}
-
 // mappedSubnet resolves the subnet of mapping i, which must be on the load balancer network. The
 // subnet recorded in the zone's status entry is reused: a mapping's subnet cannot change.
 func mappedSubnet(ctx context.Context, res Resolver, network *infrav1.NetworkStatus, known *infrav1.LoadBalancer, m *infrav1.AZSubnetMapping, i int) (*infrav1.Subnet, error) {
@@ -402,22 +342,22 @@ func mappedSubnet(ctx context.Context, res Resolver, network *infrav1.NetworkSta
 	return &s, nil
 }
 
-// WriteStatus records the outcomes of a reconcile in the status: the per-zone list (upserted by
+// entries are the status entries after a reconcile's outcomes: the per-zone list (upserted by
 // zone, in spec order, then the zones being removed while their deletion is not done) and the
-// single entry, which with availabilityZoneSubnets mirrors the first mapping's.
-func (p *Plan) WriteStatus(osc *infrav1.OpenStackCluster, outcomes []Outcome, staleDone bool) {
+// single entry, which with availabilityZoneSubnets mirrors the first mapping's. What an outcome
+// does not say (no load balancer found yet) keeps what the status recorded.
+func (p *Plan) entries(osc *infrav1.OpenStackCluster, outcomes []Outcome, staleDone bool) (zones []infrav1.LoadBalancer, single *infrav1.LoadBalancer) {
 	status := &osc.Status
+	single = status.APIServerLoadBalancer
 	if !osc.Spec.APIServerLoadBalancersPerZone() {
 		if len(outcomes) > 0 && outcomes[0].Status != nil {
-			status.APIServerLoadBalancer = outcomes[0].Status
+			single = outcomes[0].Status
 		}
-		status.APIServerLoadBalancers = nil
 		if !staleDone {
-			status.APIServerLoadBalancers = p.Stale
+			zones = p.Stale
 		}
-		return
+		return zones, single
 	}
-	var list []infrav1.LoadBalancer
 	for _, m := range osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets {
 		entry := entryFor(status.APIServerLoadBalancers, m.AvailabilityZone)
 		for _, o := range outcomes {
@@ -426,17 +366,17 @@ func (p *Plan) WriteStatus(osc *infrav1.OpenStackCluster, outcomes []Outcome, st
 			}
 		}
 		if entry != nil {
-			list = append(list, *entry)
+			zones = append(zones, *entry)
 		}
 	}
 	if !staleDone {
-		list = append(list, p.Stale...)
+		zones = append(zones, p.Stale...)
 	}
-	status.APIServerLoadBalancers = list
 	first := osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets[0].AvailabilityZone
-	if e := entryFor(list, first); e != nil {
-		status.APIServerLoadBalancer = e.DeepCopy()
+	if e := entryFor(zones, first); e != nil {
+		single = e.DeepCopy()
 	}
+	return zones, single
 }
 
 // StaleRemoval is the deletion of the load balancers of the zones that left the spec.

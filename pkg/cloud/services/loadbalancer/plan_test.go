@@ -234,7 +234,7 @@ func TestPlanFindsTheLoadBalancersOfRemovedZonesTheStatusLost(t *testing.T) {
 	svc := m.service()
 	az1 := desiredAZ("az1")
 	plan := &Plan{Desired: []*Desired{az1}, Known: []*infrav1.LoadBalancer{known(az1)}}
-	g.Expect(svc.FindUnrecorded(ctx, plan, "ns", "c")).To(Succeed(), "no call: the mock fails on any")
+	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c")).To(Succeed(), "no call: the mock fails on any")
 	g.Expect(plan.Stale).To(BeEmpty())
 
 	plan = &Plan{Desired: []*Desired{az1}, Known: []*infrav1.LoadBalancer{nil}}
@@ -244,12 +244,12 @@ func TestPlanFindsTheLoadBalancersOfRemovedZonesTheStatusLost(t *testing.T) {
 		{ID: "legacy-id", Name: Name("ns", "c", "")},       // the first zone's former name: not stale
 		{ID: "other-id", Name: Name("ns", "other", "az2")}, // another cluster's, tagged by mistake
 	}, nil)
-	g.Expect(svc.FindUnrecorded(ctx, plan, "ns", "c")).To(Succeed())
+	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c")).To(Succeed())
 	g.Expect(plan.Stale).To(Equal([]infrav1.LoadBalancer{{Name: Name("ns", "c", "az2"), ID: "az2-id", AvailabilityZone: "az2", InternalIP: "10.20.1.5"}}))
 
 	single := &Desired{Name: Name("ns", "c", "")}
 	plan = &Plan{Desired: []*Desired{single}, Known: []*infrav1.LoadBalancer{nil}}
-	g.Expect(svc.FindUnrecorded(ctx, plan, "ns", "c")).To(Succeed(), "one load balancer: nothing looked for")
+	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c")).To(Succeed(), "one load balancer: nothing looked for")
 }
 
 // A cluster deleted after its status was lost (no external network recorded) still releases the

@@ -14,59 +14,19 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package loadbalancer reconciles the Octavia load balancers in front of a cluster's API servers:
-// one load balancer, or one per availability zone, each with a listener, pool and health monitor
-// per port and optionally a floating IP. It never waits for Octavia: every call to Reconcile does
-// at most one mutation per load balancer and says when to look again.
+// Package loadbalancer holds every rule about a cluster's API server load balancers: one Octavia
+// load balancer, or one per availability zone, each with a listener, pool and health monitor per
+// port and optionally a floating IP; which zones serve, what DNS publishes, and which load
+// balancers a control plane machine joins. The controllers call it through three doors:
+// ReconcileCluster (and CheckReferences, DeleteCluster) for a cluster, ReconcileMachine and
+// RemoveMachine for a control plane machine. It never waits for Octavia: a reconcile makes at
+// most one change per load balancer and says when to look again.
 package loadbalancer
 
 import (
-	"fmt"
-	"strings"
-	"sync"
-	"time"
-
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
-
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
-
-// Name is the name of an API server load balancer: the legacy single load balancer when az is
-// empty, the load balancer of availability zone az otherwise. Listeners, pools and monitors are
-// named "<load balancer name>-<port>".
-func Name(namespace, cluster, az string) string {
-	if az == "" {
-		return fmt.Sprintf("k8s-clusterapi-cluster-%s-%s-kubeapi", namespace, cluster)
-	}
-	return fmt.Sprintf("k8s-clusterapi-cluster-%s-%s-%s-kubeapi", namespace, cluster, az)
-}
-
-// ChildName is the name of the listener, pool and health monitor of a load balancer for a port.
-func ChildName(lbName string, port int) string { return fmt.Sprintf("%s-%d", lbName, port) }
-
-// OwnerTag marks the load balancers the controller creates or adopts for a cluster, so that
-// deletion finds them even when the status and the spec no longer name them.
-func OwnerTag(namespace, cluster string) string {
-	return fmt.Sprintf("k8s-clusterapi-cluster-%s-%s", namespace, cluster)
-}
-
-// FloatingIPDescription marks the floating IPs the controller allocates for the API server load
-// balancers of a cluster. The user's apiServerFloatingIP never carries it.
-func FloatingIPDescription(namespace, cluster, az string) string {
-	d := fmt.Sprintf("Cluster API OpenStack provider: API server load balancer of %s/%s", namespace, cluster)
-	if az != "" {
-		d += " in availability zone " + az
-	}
-	return d
-}
-
-// ownsFloatingIP reports whether a floating IP description is one FloatingIPDescription gives for
-// this cluster, in any availability zone.
-func ownsFloatingIP(description, namespace, cluster string) bool {
-	base := FloatingIPDescription(namespace, cluster, "")
-	return description == base || strings.HasPrefix(description, base+" in availability zone ")
-}
 
 // Service reconciles the API server load balancers of one cluster.
 type Service struct {
@@ -85,176 +45,4 @@ func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, rep *r
 		memory = NewMemory()
 	}
 	return &Service{lb: lb, net: net, report: rep, memory: memory, cloudKey: cloudKey}
-}
-
-// Memory is what the controller remembers between reconciles: the capabilities of each cloud,
-// how many times each load balancer was seen in ERROR, since when it is pending, which clouds
-// leave the children of a fully populated load balancer pending, and the floating IPs being
-// allocated in the background. It is safe for concurrent use.
-// Losing it (a restart) costs a few calls, delays an ERROR recovery, and makes the first load
-// balancer created on such a cloud settle its children again; nothing else.
-type Memory struct {
-	// ErrorInterval is the least time between two observations of a load balancer in ERROR
-	// that count towards its recreation: reconciles triggered in quick succession (by status
-	// updates, for example) count once. NewMemory sets it to ErrorRequeue.
-	ErrorInterval time.Duration
-
-	mu           sync.Mutex
-	capabilities map[string]*capabilities
-	errorSeen    map[string]*errorObservation
-	// pendingSince is when each load balancer was first seen PENDING_* in a row.
-	pendingSince map[string]time.Time
-	// stepwise are the clouds (by cloud key) whose Octavia was seen leaving the children of a
-	// fully populated load balancer pending: their load balancers are created alone, and their
-	// listeners, pools and monitors one by one.
-	stepwise map[string]bool
-	// allocations are the floating IPs allocated in the background for load balancers Octavia
-	// is still creating, by load balancer ID, until a reconcile takes the result.
-	allocations map[string]*allocation
-}
-
-// allocation is a floating IP being allocated (done false), or allocated (fip) or not (fip
-// nil), with the description that marks it.
-type allocation struct {
-	description string
-	done        bool
-	fip         *floatingips.FloatingIP
-}
-
-type errorObservation struct {
-	count int
-	last  time.Time
-}
-
-// NewMemory returns an empty Memory.
-func NewMemory() *Memory {
-	return &Memory{ErrorInterval: ErrorRequeue, capabilities: map[string]*capabilities{}, errorSeen: map[string]*errorObservation{},
-		pendingSince: map[string]time.Time{}, stepwise: map[string]bool{}, allocations: map[string]*allocation{}}
-}
-
-// createsStepwise says whether load balancers of cloud are created alone, their children one by
-// one, rather than fully populated.
-func (m *Memory) createsStepwise(cloud string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.stepwise[cloud]
-}
-
-// learnStepwise records that cloud's Octavia leaves the children of a fully populated load
-// balancer pending. It reports whether this is news.
-func (m *Memory) learnStepwise(cloud string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	news := !m.stepwise[cloud]
-	m.stepwise[cloud] = true
-	return news
-}
-
-// seenInError records an observation of a load balancer in ERROR and returns how many
-// observations, at least ErrorInterval apart, were made so far.
-func (m *Memory) seenInError(id string, now time.Time) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	o := m.errorSeen[id]
-	if o == nil {
-		o = &errorObservation{}
-		m.errorSeen[id] = o
-	}
-	if o.count == 0 || now.Sub(o.last) >= m.ErrorInterval {
-		o.count++
-		o.last = now
-	}
-	return o.count
-}
-
-// pendingFor records that a load balancer is pending and returns for how long it has been.
-func (m *Memory) pendingFor(id string, now time.Time) time.Duration {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	since, ok := m.pendingSince[id]
-	if !ok {
-		m.pendingSince[id] = now
-		return 0
-	}
-	return now.Sub(since)
-}
-
-func (m *Memory) forgetPending(id string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.pendingSince, id)
-}
-
-// startAllocation records that a floating IP is being allocated for load balancer id. It
-// returns false when one is already, or when an earlier one's result was not taken yet.
-func (m *Memory) startAllocation(id, description string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.allocations[id] != nil {
-		return false
-	}
-	m.allocations[id] = &allocation{description: description}
-	return true
-}
-
-// allocating tells whether a floating IP whose description matches is still being allocated,
-// and forgets the finished allocations that match (their load balancers are being removed).
-func (m *Memory) allocating(matches func(description string) bool) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	busy := false
-	for id, a := range m.allocations {
-		switch {
-		case !matches(a.description):
-		case a.done:
-			delete(m.allocations, id)
-		default:
-			busy = true
-		}
-	}
-	return busy
-}
-
-// Allocating is how many floating IPs are being allocated in the background: tests that drive
-// the reconciler step by step wait for none before the next step.
-func (m *Memory) Allocating() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, a := range m.allocations {
-		if !a.done {
-			n++
-		}
-	}
-	return n
-}
-
-func (m *Memory) finishAllocation(id string, fip *floatingips.FloatingIP) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if a := m.allocations[id]; a != nil {
-		a.done, a.fip = true, fip
-	}
-}
-
-// allocationOf is the state of the background allocation for load balancer id (nil when none);
-// a finished one is forgotten when take is set.
-func (m *Memory) allocationOf(id string, take bool) *allocation {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.allocations[id]
-	if a == nil {
-		return nil
-	}
-	if take && a.done {
-		delete(m.allocations, id)
-	}
-	c := *a
-	return &c
-}
-
-func (m *Memory) forgetError(id string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.errorSeen, id)
 }

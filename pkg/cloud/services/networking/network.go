@@ -35,6 +35,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -277,14 +278,16 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 	return status, nil
 }
 
-// findOrCreateNetwork adopts the network named name, or creates it.
+// findOrCreateNetwork adopts the cluster's network named name, or creates it.
 func (s *Service) findOrCreateNetwork(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec) (*networks.Network, error) {
 	found, err := s.client.ListNetworks(ctx, networks.ListOpts{Name: name})
 	if err != nil {
 		return nil, fmt.Errorf("listing networks named %s: %w", name, err)
 	}
-	switch len(found) {
-	case 0:
+	claim := func(n *networks.Network) ownership.Candidate {
+		return ownership.Candidate{ID: n.ID, Name: n.Name, Claim: ownership.Ours}
+	}
+	return findOrCreate(s, "Network", name, found, claim, func() (*networks.Network, error) {
 		var opts networks.CreateOptsBuilder = networks.CreateOpts{Name: name, AdminStateUp: ptr.To(true), Description: "Created by the Cluster API OpenStack provider"}
 		if spec.NetworkMTU != nil {
 			opts = mtu.CreateOptsExt{CreateOptsBuilder: opts, MTU: *spec.NetworkMTU}
@@ -292,24 +295,14 @@ func (s *Service) findOrCreateNetwork(ctx context.Context, name string, spec *in
 		if ptr.Deref(spec.DisablePortSecurity, false) {
 			opts = portsecurity.NetworkCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: ptr.To(false)}
 		}
-		network, err := s.client.CreateNetwork(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("creating network %s: %w", name, err)
-		}
-		s.report.Changed("CreatedNetwork", report.Resource{Kind: "Network", Name: name, ID: network.ID}, "Created network %s (%s)", name, network.ID)
-		return network, nil
-	case 1:
-		s.adopted("Network", name, found[0].ID)
-		return &found[0], nil
-	default:
-		return nil, fmt.Errorf("found %d networks named %s; delete the extra ones", len(found), name)
-	}
+		return s.client.CreateNetwork(ctx, opts)
+	})
 }
 
 // knownSubnetsStillThere reuses the recorded subnets when the network still has every one of them,
 // they cover every CIDR of spec.managedSubnets, and the tags are all there: nothing to do then.
 func (s *Service) knownSubnetsStillThere(n *networks.Network, known *infrav1.NetworkStatusWithSubnets, spec *infrav1.OpenStackClusterSpec) (*infrav1.NetworkStatusWithSubnets, bool) {
-	if !containsAll(n.Tags, spec.Tags) {
+	if !ContainsAll(n.Tags, spec.Tags) {
 		return nil, false
 	}
 	for _, want := range spec.ManagedSubnets {
@@ -318,7 +311,7 @@ func (s *Service) knownSubnetsStillThere(n *networks.Network, known *infrav1.Net
 			return nil, false
 		}
 		covered := slices.ContainsFunc(known.Subnets, func(sn infrav1.Subnet) bool {
-			return sn.CIDR == prefix.Masked().String() && slices.Contains(n.Subnets, sn.ID) && containsAll(sn.Tags, spec.Tags)
+			return sn.CIDR == prefix.Masked().String() && slices.Contains(n.Subnets, sn.ID) && ContainsAll(sn.Tags, spec.Tags)
 		})
 		if !covered {
 			return nil, false
@@ -332,10 +325,17 @@ func (s *Service) reconcileManagedSubnet(ctx context.Context, name, networkID st
 	if err != nil {
 		return nil, report.Refuted(infrav1.NetworkNotFoundReason, path, "%q is not a CIDR", want.CIDR)
 	}
-	for i := range existing {
-		if existing[i].CIDR == prefix.Masked().String() {
-			return &existing[i], nil
+	// On the cluster's own network, a subnet is the one of its CIDR.
+	claim := func(sn *subnets.Subnet) ownership.Candidate {
+		c := ownership.Candidate{ID: sn.ID, Name: sn.Name}
+		if sn.CIDR == prefix.Masked().String() {
+			c.Claim = ownership.Ours
 		}
+		return c
+	}
+	// Adopting the network adopts its subnets: only a creation is reported.
+	if found, err := ownership.Find("subnet", name, existing, claim); found != nil || err != nil {
+		return found, err
 	}
 	ipVersion := gophercloud.IPv4
 	if prefix.Addr().Is6() {
@@ -365,29 +365,36 @@ func (s *Service) ensureTags(ctx context.Context, resourceType, id string, have,
 // ports, ...) the tags of want it lacks, keeping those it has, in one call and only when some
 // are missing; it returns the resource's tags.
 func EnsureTags(ctx context.Context, client clients.NetworkClient, resourceType, id string, have, want []string) ([]string, error) {
-	if len(want) == 0 || containsAll(have, want) {
+	if len(want) == 0 || ContainsAll(have, want) {
 		return have, nil
 	}
-	merged := slices.Clone(have)
-	for _, t := range want {
-		if !slices.Contains(merged, t) {
-			merged = append(merged, t)
-		}
-	}
-	tags, err := client.ReplaceAllTags(ctx, resourceType, id, attributestags.ReplaceAllOpts{Tags: merged})
+	tags, err := client.ReplaceAllTags(ctx, resourceType, id, attributestags.ReplaceAllOpts{Tags: Union(have, want)})
 	if err != nil {
 		return nil, fmt.Errorf("tagging %s %s: %w", resourceType, id, err)
 	}
 	return tags, nil
 }
 
-func containsAll(have, want []string) bool {
+// ContainsAll says whether have holds every element of want (tags, security groups).
+func ContainsAll(have, want []string) bool {
 	for _, t := range want {
 		if !slices.Contains(have, t) {
 			return false
 		}
 	}
 	return true
+}
+
+// Union is a followed by the elements of b, each once and in order: tags, or security groups,
+// merged; nil when both are empty.
+func Union(a, b []string) []string {
+	var out []string
+	for _, v := range append(slices.Clone(a), b...) {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // DeleteManagedNetwork deletes the network the controller created for the cluster, found by

@@ -228,7 +228,10 @@ func TestReconcileManagedNetwork(t *testing.T) {
 		s, m, _ := newService(t)
 		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "a"}, {ID: "b"}}, nil)
 		_, err := s.ReconcileNetwork(ctx, name, &spec, nil)
-		g.Expect(err).To(MatchError(ContainSubstring("found 2 networks named " + name)))
+		g.Expect(err).To(MatchError("2 networks named " + name + " (a, b) are all this object's: delete all but one"))
+		specErr, ok := report.AsSpecError(err)
+		g.Expect(ok).To(BeTrue(), "duplicates are for the operator to resolve, as for every kind")
+		g.Expect(specErr.Reason).To(Equal(infrav1.DuplicateResourcesReason))
 	})
 
 	t.Run("create errors are returned", func(t *testing.T) {

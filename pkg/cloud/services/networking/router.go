@@ -28,6 +28,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -129,25 +130,16 @@ func (s *Service) findOrCreateRouter(ctx context.Context, name string, spec *inf
 	if err != nil {
 		return nil, fmt.Errorf("listing routers named %s: %w", name, err)
 	}
-	switch len(found) {
-	case 0:
+	claim := func(r *routers.Router) ownership.Candidate {
+		return ownership.Candidate{ID: r.ID, Name: r.Name, Claim: ownership.Ours}
+	}
+	return findOrCreate(s, "Router", name, found, claim, func() (*routers.Router, error) {
 		gateway, err := s.gatewayInfo(ctx, spec, externalNetworkID)
 		if err != nil {
 			return nil, err
 		}
-		r, err := s.client.CreateRouter(ctx, routers.CreateOpts{Name: name, Description: "Created by the Cluster API OpenStack provider",
-			GatewayInfo: gateway})
-		if err != nil {
-			return nil, fmt.Errorf("creating router %s: %w", name, err)
-		}
-		s.report.Changed("CreatedRouter", report.Resource{Kind: "Router", Name: name, ID: r.ID}, "Created router %s (%s)", name, r.ID)
-		return r, nil
-	case 1:
-		s.adopted("Router", name, found[0].ID)
-		return &found[0], nil
-	default:
-		return nil, fmt.Errorf("found %d routers named %s; delete the extra ones", len(found), name)
-	}
+		return s.client.CreateRouter(ctx, routers.CreateOpts{Name: name, Description: "Created by the Cluster API OpenStack provider", GatewayInfo: gateway})
+	})
 }
 
 // gatewayInfo is the router's gateway on the external network, with the addresses of

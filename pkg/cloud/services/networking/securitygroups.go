@@ -28,6 +28,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -231,20 +232,12 @@ func (s *Service) findOrCreateGroupByName(ctx context.Context, name string) (*gr
 	if err != nil {
 		return nil, fmt.Errorf("listing security groups named %s: %w", name, err)
 	}
-	switch len(found) {
-	case 0:
-		g, err := s.client.CreateSecGroup(ctx, groups.CreateOpts{Name: name, Description: "Created by the Cluster API OpenStack provider"})
-		if err != nil {
-			return nil, fmt.Errorf("creating security group %s: %w", name, err)
-		}
-		s.report.Changed("CreatedSecurityGroup", report.Resource{Kind: "SecurityGroup", Name: name, ID: g.ID}, "Created security group %s (%s)", name, g.ID)
-		return g, nil
-	case 1:
-		s.adopted("SecurityGroup", name, found[0].ID)
-		return &found[0], nil
-	default:
-		return nil, fmt.Errorf("found %d security groups named %s; delete the extra ones", len(found), name)
+	claim := func(g *groups.SecGroup) ownership.Candidate {
+		return ownership.Candidate{ID: g.ID, Name: g.Name, Claim: ownership.Ours}
 	}
+	return findOrCreate(s, "SecurityGroup", name, found, claim, func() (*groups.SecGroup, error) {
+		return s.client.CreateSecGroup(ctx, groups.CreateOpts{Name: name, Description: "Created by the Cluster API OpenStack provider"})
+	})
 }
 
 func keyOf(r *rules.SecGroupRule) ruleKey {

@@ -28,6 +28,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -68,6 +69,32 @@ func (s *Service) adopted(kind, name, id string) {
 		s.report.Changed("Adopted"+kind, report.Resource{Kind: kind, Name: name, ID: id}, "Adopted existing %s %s (%s)", words(kind), name, id)
 		s.known[id] = true
 	}
+}
+
+// findOrCreate is the find-or-adopt rule for a Neutron resource the controller names: among
+// those found under name, the one that is the cluster's (ownership.Find: its mark, or upstream's
+// recognised), reported as adopted when the status did not record it; else one made by create,
+// reported as created. kind is the resource's kind in one word (Network, Router, SecurityGroup).
+func findOrCreate[T any](s *Service, kind, name string, found []T, claim func(*T) ownership.Candidate, create func() (*T, error)) (*T, error) {
+	chosen, err := ownership.Find(words(kind), name, found, claim)
+	if err != nil {
+		return nil, err
+	}
+	if chosen != nil {
+		s.adopted(kind, name, claim(chosen).ID)
+		return chosen, nil
+	}
+	created, err := create()
+	if _, refuted := report.AsSpecError(err); refuted {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating %s %s: %w", words(kind), name, err)
+	}
+	id := claim(created).ID
+	s.Known(id)
+	s.report.Changed("Created"+kind, report.Resource{Kind: kind, Name: name, ID: id}, "Created %s %s (%s)", words(kind), name, id)
+	return created, nil
 }
 
 // ResourceName is the name of the network, subnets and router the controller creates for a

@@ -1,0 +1,119 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+)
+
+// How soon the controllers look at an object again: after a wait, after a spec the cloud
+// refutes, and after the cloud refused a call or did not answer (pacer).
+
+const (
+	// specErrorRequeue is how soon a spec that only OpenStack can refute is checked again: the
+	// missing resource may be created in the cloud, which sends no event.
+	specErrorRequeue = time.Minute
+	// waitRequeue is how soon the controller looks again while it waits for OpenStack.
+	waitRequeue = 5 * time.Second
+	// deleteRequeue is how soon a deletion looks again at load balancers Octavia is deleting
+	// (a cascade delete takes 2-6 s): the network waits for them, so each look saved is time
+	// saved.
+	deleteRequeue = 250 * time.Millisecond
+	// buildRequeue is how soon a server Nova is building, or deleting, is looked at again.
+	buildRequeue = 2 * time.Second
+	// memberRequeue is how soon membership is looked at again while Octavia applies a change to
+	// a pool (PENDING_UPDATE takes one to three seconds); a look is one status tree read per load
+	// balancer.
+	memberRequeue = time.Second
+	// notRunningRequeue is how soon a server that is neither building nor ACTIVE is looked at
+	// again: Nova sends no event when someone starts it.
+	notRunningRequeue = time.Minute
+	// cacheRequeue is how soon a reconcile that found the cache behind this controller's own
+	// last write looks again; the watch event of the write usually comes first.
+	cacheRequeue = 250 * time.Millisecond
+)
+
+// faultBackoffBase and faultBackoffCap bound how soon an object is reconciled again after its
+// cloud refused a call (401, 403, 429, 5xx) or did not answer: the delay doubles from the base
+// with each such reconcile in a row, up to the cap, or is what a Retry-After header asked for
+// within the cap.
+const (
+	faultBackoffBase = time.Second
+	faultBackoffCap  = 5 * time.Minute
+)
+
+// pacer spaces the reconciles of objects whose cloud is unavailable, rate limits, or refuses the
+// credentials, rather than let controller-runtime retry them from 5 ms on.
+type pacer struct {
+	mu       sync.Mutex
+	failures map[types.NamespacedName]int
+}
+
+// pace turns a reconcile that met a cloud fault into a requeue after the object's next backoff,
+// logged with the service and what it answered; any other outcome is returned unchanged, and a
+// reconcile without an error starts the object's backoff over.
+func (p *pacer) pace(log logr.Logger, key types.NamespacedName, res ctrl.Result, err error) (ctrl.Result, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fault, ok := clients.FaultOf(err)
+	if !ok {
+		if err == nil {
+			delete(p.failures, key)
+		}
+		return res, err
+	}
+	if p.failures == nil {
+		p.failures = map[types.NamespacedName]int{}
+	}
+	n := p.failures[key]
+	p.failures[key] = n + 1
+	delay := faultBackoffCap
+	if n < 16 {
+		delay = min(faultBackoffBase<<n, faultBackoffCap)
+	}
+	if fault.RetryAfter > delay {
+		delay = min(fault.RetryAfter, faultBackoffCap)
+	}
+	log.Info("Backing off: the cloud refused a call or did not answer", "fault", fault.String(), "retryIn", delay.String(), "inARow", n+1, "error", err.Error())
+	return ctrl.Result{RequeueAfter: delay}, nil
+}
+
+// faultOnly is err when it is a cloud fault (Keystone unavailable, or refusing credentials that
+// worked before), for the pacer to back off from; nil for a problem only the user can fix, which
+// is looked at again after specErrorRequeue.
+func faultOnly(err error) error {
+	if _, ok := clients.FaultOf(err); ok {
+		return err
+	}
+	return nil
+}
+
+// failureMessage is a condition's message for a failed OpenStack call: which service answered
+// what, when the cloud refused or did not answer, then the error.
+func failureMessage(err error) string {
+	if fault, ok := clients.FaultOf(err); ok {
+		return fault.String() + ": " + err.Error()
+	}
+	return err.Error()
+}
