@@ -91,6 +91,15 @@ func (c *clusterReconcile) updateStatus() {
 	setSummary(osc, clusterConditions)
 }
 
+// knownAs is the object as a phase sees it: its status as recorded, with the network, external
+// network and router as this reconcile found them. It is a copy for reading: the object itself
+// is written by updateStatus alone.
+func knownAs(osc *infrav1.OpenStackCluster, network *infrav1.NetworkStatusWithSubnets, external *infrav1.NetworkStatus, router *infrav1.Router) *infrav1.OpenStackCluster {
+	view := *osc
+	view.Status.Network, view.Status.ExternalNetwork, view.Status.Router = network, external, router
+	return &view
+}
+
 // setIdentityError reports credentials that do not work on every owned condition, with one event.
 func setIdentityError(c *clusterReconcile, err error) {
 	message := failureMessage(err)

@@ -172,9 +172,8 @@ func (c *clusterReconcile) checkReferences(ctx context.Context, external *infrav
 	if !spec.APIServerLoadBalancerEnabled() {
 		return nil, nil
 	}
-	view := *c.osc
-	view.Status.ExternalNetwork = external
-	return c.loadBalancers().CheckReferences(ctx, c.net, c.cluster.Namespace, c.cluster.Name, &view), nil
+	view := knownAs(c.osc, c.osc.Status.Network, external, c.osc.Status.Router)
+	return c.loadBalancers().CheckReferences(ctx, c.net, c.cluster.Namespace, c.cluster.Name, view), nil
 }
 
 // reconcileRouter connects the network to the external network.
@@ -220,9 +219,8 @@ func (c *clusterReconcile) reconcileFailureDomains(ctx context.Context) *domains
 // balancer service, which holds every zone rule. It reads the object's status as recorded, with
 // the network, external network and router as this reconcile found them.
 func (c *clusterReconcile) reconcileLoadBalancers(ctx context.Context, network *infrav1.NetworkStatusWithSubnets, external *infrav1.NetworkStatus, router *infrav1.Router) *loadbalancer.Result {
-	view := *c.osc
-	view.Status.Network, view.Status.ExternalNetwork, view.Status.Router = network, external, router
-	result := c.loadBalancers().ReconcileCluster(ctx, c.net, c.cluster.Namespace, c.cluster.Name, &view)
+	view := knownAs(c.osc, network, external, router)
+	result := c.loadBalancers().ReconcileCluster(ctx, c.net, c.cluster.Namespace, c.cluster.Name, view)
 	return &result
 }
 
