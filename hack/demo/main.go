@@ -135,28 +135,10 @@ func up(ctx context.Context, o options) error {
 	lbNet, _ := localenv.LBNetworkNames(networkName, "")
 	say(start, "load balancer network %s ready, one subnet per zone (%s)", lbNet, o.zones)
 
-	objects, err := readManifests(o.example)
-	if err != nil {
+	if err := applyExample(ctx, kube, o.example, clouds); err != nil {
 		return err
 	}
-	// The namespace first, then the identity Secret (credentials never go into examples/).
-	for _, obj := range objects[:1] {
-		if err := createIfMissing(ctx, kube, obj); err != nil {
-			return err
-		}
-	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: identityName, Namespace: namespace,
-		Labels: map[string]string{"clusterctl.cluster.x-k8s.io/move": "true"}},
-		Data: map[string][]byte{scope.CloudsSecretKey: clouds}}
-	if err := createIfMissing(ctx, kube, secret); err != nil {
-		return err
-	}
-	for _, obj := range objects[1:] {
-		if err := createIfMissing(ctx, kube, obj); err != nil {
-			return err
-		}
-	}
-	say(start, "applied %s (%d objects)", o.example, len(objects))
+	say(start, "applied %s", o.example)
 
 	key := client.ObjectKey{Namespace: namespace, Name: clusterName}
 	var osc *infrav1.OpenStackCluster
@@ -206,6 +188,28 @@ func up(ctx context.Context, o options) error {
 		return err
 	}
 	return showDNS(ctx, start, o, osc)
+}
+
+// applyExample creates the example's objects that do not exist yet: the namespace first, then
+// the identity Secret (credentials never go into examples/), then the rest.
+func applyExample(ctx context.Context, kube client.Client, example string, clouds []byte) error {
+	objects, err := readManifests(example)
+	if err != nil {
+		return err
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: identityName, Namespace: namespace,
+		Labels: map[string]string{"clusterctl.cluster.x-k8s.io/move": "true"}},
+		Data: map[string][]byte{scope.CloudsSecretKey: clouds}}
+	all := []client.Object{objects[0], secret}
+	for _, obj := range objects[1:] {
+		all = append(all, obj)
+	}
+	for _, obj := range all {
+		if err := createIfMissing(ctx, kube, obj); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // showDNS waits until the DNS server answers the endpoint host with the addresses the cluster

@@ -68,46 +68,15 @@ func providerContainers(ctx context.Context, cl client.Client, cfg *rest.Config,
 	if err := img.Unpack(rootfs); err != nil {
 		return nil, fmt.Errorf("unpacking %s: %w", image, err)
 	}
-	pod := comps.deployment.Spec.Template.Spec
-	c := pod.Containers[0]
-
-	// The mounts: the ServiceAccount and the webhook certificate, read-only as in the pod.
-	saDir := filepath.Join(bundle, "serviceaccount")
-	if err := writeServiceAccount(ctx, cl, cfg, comps.deployment.Namespace, pod.ServiceAccountName, saDir); err != nil {
-		return nil, err
-	}
-	mounts := []map[string]any{
-		{"destination": "/proc", "type": "proc", "source": "proc"},
-		{"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
-		{"destination": "/dev/pts", "type": "devpts", "source": "devpts", "options": []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
-		{"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
-		{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": []string{"nosuid", "noexec", "nodev", "ro"}},
-		{"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": []string{"nosuid", "nodev", "mode=1777"}},
-		{"destination": serviceAccountDir, "type": "bind", "source": saDir, "options": []string{"rbind", "ro"}},
-	}
+	c := comps.deployment.Spec.Template.Spec.Containers[0]
 	uid, gid := int64(65532), int64(65532)
 	if sc := c.SecurityContext; sc != nil {
 		uid, gid = ptr.Deref(sc.RunAsUser, uid), ptr.Deref(sc.RunAsGroup, gid)
 	}
-	for _, vm := range c.VolumeMounts {
-		for _, v := range pod.Volumes {
-			if v.Name == vm.Name && v.Secret != nil {
-				// The webhook certificate's Secret, which cert-manager fills in a cluster: a copy
-				// the manager's user may read.
-				secretDir := filepath.Join(bundle, "secret-"+v.Name)
-				if err := copyForUser(certs, secretDir, int(uid), int(gid)); err != nil {
-					return nil, err
-				}
-				mounts = append(mounts, map[string]any{"destination": vm.MountPath, "type": "bind", "source": secretDir, "options": []string{"rbind", "ro"}})
-			}
-		}
+	mounts, err := podMounts(ctx, cl, cfg, comps, bundle, rootfs, certs, int(uid), int(gid))
+	if err != nil {
+		return nil, err
 	}
-	for _, m := range mounts {
-		if err := os.MkdirAll(filepath.Join(rootfs, m["destination"].(string)), 0o755); err != nil {
-			return nil, err
-		}
-	}
-
 	command := append(append([]string{}, c.Command...), c.Args...)
 	if len(c.Command) == 0 {
 		command = append(append([]string{}, img.Config.Entrypoint...), c.Args...)
@@ -125,47 +94,18 @@ func providerContainers(ctx context.Context, cl client.Client, cfg *rest.Config,
 	if err != nil {
 		return nil, fmt.Errorf("runc is needed to run the provider's image (apt-get install runc): %w", err)
 	}
-	root := filepath.Join(dir, "runc")
-
 	var replicas []*process
 	for i, p := range ports {
 		args := setFlag(append([]string{}, command...), "--health-addr", fmt.Sprintf("127.0.0.1:%d", p.health))
 		args = setFlag(args, "--webhook-port", strconv.Itoa(p.webhook))
 		args = setFlag(args, "--webhook-host", "127.0.0.1")
 		args = setFlag(args, "--diagnostics-address", fmt.Sprintf("127.0.0.1:%d", p.diagnostics))
-		args = append(args, extraArgs...)
-		spec := map[string]any{
-			"ociVersion": "1.0.2",
-			"process": map[string]any{
-				"terminal": false, "user": map[string]any{"uid": uid, "gid": gid},
-				"args": args, "env": env, "cwd": "/",
-				// The Deployment drops every capability and forbids privilege escalation.
-				"capabilities":    map[string]any{"bounding": []string{}, "effective": []string{}, "permitted": []string{}, "ambient": []string{}},
-				"noNewPrivileges": true,
-			},
-			"root": map[string]any{"path": rootfs, "readonly": true},
-			// A pod's host name is its name; leader election names the holder after it.
-			"hostname": fmt.Sprintf("capo-controller-manager-%d", i),
-			"mounts":   mounts,
-			"linux": map[string]any{
-				// No network namespace: the host's network, where the API server and the webhook
-				// clients are, on 127.0.0.1.
-				"namespaces":    []map[string]any{{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}},
-				"maskedPaths":   []string{"/proc/kcore", "/proc/keys", "/proc/timer_list", "/sys/firmware"},
-				"readonlyPaths": []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
-			},
-		}
-		data, err := json.MarshalIndent(spec, "", "  ")
-		if err != nil {
-			return nil, err
-		}
 		replicaBundle := filepath.Join(bundle, fmt.Sprintf("replica-%d", i))
-		if err := os.MkdirAll(replicaBundle, 0o755); err != nil {
+		spec := containerSpec(append(args, extraArgs...), env, uid, gid, rootfs, fmt.Sprintf("capo-controller-manager-%d", i), mounts)
+		if err := writeBundle(replicaBundle, spec); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(filepath.Join(replicaBundle, "config.json"), data, 0o600); err != nil {
-			return nil, err
-		}
+		root := filepath.Join(dir, "runc")
 		id := fmt.Sprintf("capo-controller-manager-%d-%d", os.Getpid(), i)
 		replicas = append(replicas, &process{
 			name: replicaName(i), binary: runc, health: p.health,
@@ -178,6 +118,83 @@ func providerContainers(ctx context.Context, cl client.Client, cfg *rest.Config,
 		})
 	}
 	return replicas, nil
+}
+
+// podMounts are the mounts of the provider's pod: a container's own, its ServiceAccount and
+// the webhook certificate, read-only as in the pod, readable by the manager's user (uid, gid).
+// Their mount points are made in rootfs.
+func podMounts(ctx context.Context, cl client.Client, cfg *rest.Config, comps *components, bundle, rootfs, certs string, uid, gid int) ([]map[string]any, error) {
+	pod := comps.deployment.Spec.Template.Spec
+	saDir := filepath.Join(bundle, "serviceaccount")
+	if err := writeServiceAccount(ctx, cl, cfg, comps.deployment.Namespace, pod.ServiceAccountName, saDir); err != nil {
+		return nil, err
+	}
+	mounts := []map[string]any{
+		{"destination": "/proc", "type": "proc", "source": "proc"},
+		{"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		{"destination": "/dev/pts", "type": "devpts", "source": "devpts", "options": []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+		{"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+		{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": []string{"nosuid", "noexec", "nodev", "ro"}},
+		{"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": []string{"nosuid", "nodev", "mode=1777"}},
+		{"destination": serviceAccountDir, "type": "bind", "source": saDir, "options": []string{"rbind", "ro"}},
+	}
+	for _, vm := range pod.Containers[0].VolumeMounts {
+		for _, v := range pod.Volumes {
+			if v.Name == vm.Name && v.Secret != nil {
+				// The webhook certificate's Secret, which cert-manager fills in a cluster: a copy
+				// the manager's user may read.
+				secretDir := filepath.Join(bundle, "secret-"+v.Name)
+				if err := copyForUser(certs, secretDir, uid, gid); err != nil {
+					return nil, err
+				}
+				mounts = append(mounts, map[string]any{"destination": vm.MountPath, "type": "bind", "source": secretDir, "options": []string{"rbind", "ro"}})
+			}
+		}
+	}
+	for _, m := range mounts {
+		if err := os.MkdirAll(filepath.Join(rootfs, m["destination"].(string)), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	return mounts, nil
+}
+
+// containerSpec is the runc configuration of one replica: the Deployment's process, user and
+// mounts, no capabilities, a read-only root, and its own host name.
+func containerSpec(args, env []string, uid, gid int64, rootfs, hostname string, mounts []map[string]any) map[string]any {
+	return map[string]any{
+		"ociVersion": "1.0.2",
+		"process": map[string]any{
+			"terminal": false, "user": map[string]any{"uid": uid, "gid": gid},
+			"args": args, "env": env, "cwd": "/",
+			// The Deployment drops every capability and forbids privilege escalation.
+			"capabilities":    map[string]any{"bounding": []string{}, "effective": []string{}, "permitted": []string{}, "ambient": []string{}},
+			"noNewPrivileges": true,
+		},
+		"root": map[string]any{"path": rootfs, "readonly": true},
+		// A pod's host name is its name; leader election names the holder after it.
+		"hostname": hostname,
+		"mounts":   mounts,
+		"linux": map[string]any{
+			// No network namespace: the host's network, where the API server and the webhook
+			// clients are, on 127.0.0.1.
+			"namespaces":    []map[string]any{{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}},
+			"maskedPaths":   []string{"/proc/kcore", "/proc/keys", "/proc/timer_list", "/sys/firmware"},
+			"readonlyPaths": []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
+		},
+	}
+}
+
+// writeBundle writes a runc bundle's configuration.
+func writeBundle(dir string, spec map[string]any) error {
+	data, err := json.MarshalIndent(spec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "config.json"), data, 0o600)
 }
 
 // replicaName is the name of the provider's replica i among the plane's managers (and its log's).

@@ -77,6 +77,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -129,38 +130,81 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s mgmtplane: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 }
 
+// plane is the management plane run starts: each step below sets up a part, in order, and
+// registers how to undo it; stop undoes them in reverse.
+type plane struct {
+	o                       options
+	logs, certs, kubeconfig string
+	start                   time.Time
+	undo                    []func()
+
+	server string // the API server's address
+	admin  *rest.Config
+	c      client.Client
+	comps  *components
+	caPEM  []byte
+	// ports are free ports on 127.0.0.1: see the steps for which is whose.
+	ports        []int
+	replicaPorts []providerPorts
+	// managers are started at once; replicas[1], the provider's second replica, waits for the
+	// control endpoint (the leader election spec).
+	managers, replicas []*process
+	sup                *supervisor
+	// ready are the lines of the ready file the steps add.
+	ready []string
+}
+
 func run(ctx context.Context, o options) error {
-	logs := filepath.Join(o.dir, "logs")
-	certs := filepath.Join(o.dir, "certs")
-	for _, d := range []string{logs, certs} {
+	p := &plane{o: o, logs: filepath.Join(o.dir, "logs"), certs: filepath.Join(o.dir, "certs"), kubeconfig: filepath.Join(o.dir, "kubeconfig"), start: time.Now()}
+	defer p.stop()
+	for _, step := range []func(context.Context) error{p.startAPIServer, p.prepareManagers, p.startExternalDNS, p.installWebhooks, p.startManagers, p.serveControl} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	if err := p.writeReady(); err != nil {
+		return err
+	}
+	return p.supervise(ctx)
+}
+
+// stop undoes what the steps did, the last first.
+func (p *plane) stop() {
+	for i := len(p.undo) - 1; i >= 0; i-- {
+		p.undo[i]()
+	}
+}
+
+// startAPIServer starts etcd and kube-apiserver with Cluster API's CRDs, writes the
+// administrator's kubeconfig and applies the provider's components.
+func (p *plane) startAPIServer(ctx context.Context) error {
+	for _, d := range []string{p.logs, p.certs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
 	}
-	_ = os.Remove(filepath.Join(o.dir, "ready"))
-	start := time.Now()
-
-	comps, err := readComponents(o.components)
+	_ = os.Remove(filepath.Join(p.o.dir, "ready"))
+	comps, err := readComponents(p.o.components)
 	if err != nil {
 		return err
 	}
+	p.comps = comps
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(o.capiSource, "core", "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join(p.o.capiSource, "core", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := env.Start()
 	if err != nil {
 		return fmt.Errorf("starting etcd and kube-apiserver: %w", err)
 	}
-	defer func() {
+	p.undo = append(p.undo, func() {
 		if err := env.Stop(); err != nil {
 			logf("stopping the API server: %v", err)
 		}
-	}()
-	logf("API server up at %s (%s)", cfg.Host, time.Since(start).Round(time.Millisecond))
-
-	admin, err := localenv.WriteAdminKubeconfig(env, filepath.Join(o.dir, "kubeconfig"))
-	if err != nil {
+	})
+	p.server = cfg.Host
+	logf("API server up at %s (%s)", cfg.Host, time.Since(p.start).Round(time.Millisecond))
+	if p.admin, err = localenv.WriteAdminKubeconfig(env, p.kubeconfig); err != nil {
 		return err
 	}
 	scheme := runtime.NewScheme()
@@ -170,138 +214,165 @@ func run(ctx context.Context, o options) error {
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		return err
 	}
-	c, err := client.New(admin, client.Options{Scheme: scheme})
-	if err != nil {
+	if p.c, err = client.New(p.admin, client.Options{Scheme: scheme}); err != nil {
 		return err
 	}
-	if err := comps.apply(ctx, c); err != nil {
-		return err
-	}
+	return p.comps.apply(ctx, p.c)
+}
 
-	caPEM, err := writeServingCertificate(certs)
-	if err != nil {
+// prepareManagers makes the webhook serving certificate, chooses the ports, and prepares the
+// Cluster API core manager and the provider's replicas (ports 0-9), with the stand-in for the
+// Service in front of the replicas' webhooks (port 1).
+func (p *plane) prepareManagers(ctx context.Context) error {
+	var err error
+	if p.caPEM, err = writeServingCertificate(p.certs); err != nil {
 		return err
 	}
-	ports, err := freePorts(15)
-	if err != nil {
+	if p.ports, err = freePorts(15); err != nil {
 		return err
 	}
-	// The provider's webhook configurations point at webhookPort, where the plane stands in for
-	// the Service in front of the replicas' own webhook ports.
-	capiWebhook, webhookPort := ports[0], ports[1]
-	managers := []*process{
-		{
-			name: "capi-manager", binary: o.capiManager, health: ports[2],
-			args: []string{
-				"--kubeconfig", filepath.Join(o.dir, "kubeconfig"),
-				"--webhook-cert-dir", certs, "--webhook-port", strconv.Itoa(capiWebhook),
-				"--health-addr", fmt.Sprintf("127.0.0.1:%d", ports[2]),
-				"--diagnostics-address", fmt.Sprintf("127.0.0.1:%d", ports[3]), "--insecure-diagnostics",
-			},
+	ports := p.ports
+	p.managers = []*process{{
+		name: "capi-manager", binary: p.o.capiManager, health: ports[2],
+		args: []string{
+			"--kubeconfig", p.kubeconfig,
+			"--webhook-cert-dir", p.certs, "--webhook-port", strconv.Itoa(ports[0]),
+			"--health-addr", fmt.Sprintf("127.0.0.1:%d", ports[2]),
+			"--diagnostics-address", fmt.Sprintf("127.0.0.1:%d", ports[3]), "--insecure-diagnostics",
 		},
-	}
-	replicaPorts := []providerPorts{
+	}}
+	p.replicaPorts = []providerPorts{
 		{webhook: ports[4], health: ports[5], diagnostics: ports[6]},
 		{webhook: ports[7], health: ports[8], diagnostics: ports[9]},
 	}
-	replicas, err := providerContainers(ctx, c, admin, comps, o.providerImage, o.dir, certs, replicaPorts, strings.Fields(o.providerArgs))
+	if p.replicas, err = providerContainers(ctx, p.c, p.admin, p.comps, p.o.providerImage, p.o.dir, p.certs, p.replicaPorts, strings.Fields(p.o.providerArgs)); err != nil {
+		return err
+	}
+	// One replica runs, as the release's Deployment asks.
+	p.managers = append(p.managers, p.replicas[0])
+	svc, err := webhookService(ports[1], []int{p.replicaPorts[0].webhook, p.replicaPorts[1].webhook})
 	if err != nil {
 		return err
 	}
-	// One replica runs, as the release's Deployment asks; the second waits for the control
-	// endpoint (the leader election spec).
-	provider := replicas[0]
-	managers = append(managers, provider)
-	svc, err := webhookService(webhookPort, []int{replicaPorts[0].webhook, replicaPorts[1].webhook})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = svc.Close() }()
-	dnsLine := ""
-	if o.externalDNS != "" {
-		dns, err := readDNSEnv(o.dnsEnv)
-		if err != nil {
-			return fmt.Errorf("ExternalDNS: %w", err)
-		}
-		edns, err := externalDNS(ctx, c, o.externalDNS, dns, filepath.Join(o.dir, "kubeconfig"), ports[10])
-		if err != nil {
-			return fmt.Errorf("ExternalDNS: %w", err)
-		}
-		managers = append(managers, edns)
-		dnsLine = fmt.Sprintf("dns_server=%s:%s\ndns_zone=%s\n", dns.server, dns.port, dns.zone)
-	}
-	capiWebhooks, err := readObjects(filepath.Join(o.capiSource, "core", "config", "webhook", "manifests.yaml"))
-	if err != nil {
-		return err
-	}
-	if err := installWebhooks(ctx, c, capiWebhooks, "capi-", capiWebhook, caPEM); err != nil {
-		return err
-	}
-	if err := installWebhooks(ctx, c, comps.webhooks, "", webhookPort, caPEM); err != nil {
-		return err
-	}
+	p.undo = append(p.undo, func() { _ = svc.Close() })
+	return nil
+}
 
-	sup := newSupervisor(logs, managers...)
-	sup.add(replicas[1])
-	for _, m := range managers {
-		if err := m.start(logs, sup.exited); err != nil {
+// startExternalDNS adds ExternalDNS (health on port 10) to the managers, when asked for.
+func (p *plane) startExternalDNS(ctx context.Context) error {
+	if p.o.externalDNS == "" {
+		return nil
+	}
+	dns, err := readDNSEnv(p.o.dnsEnv)
+	if err != nil {
+		return fmt.Errorf("ExternalDNS: %w", err)
+	}
+	edns, err := externalDNS(ctx, p.c, p.o.externalDNS, dns, p.kubeconfig, p.ports[10])
+	if err != nil {
+		return fmt.Errorf("ExternalDNS: %w", err)
+	}
+	p.managers = append(p.managers, edns)
+	p.ready = append(p.ready, "dns_server="+dns.server+":"+dns.port, "dns_zone="+dns.zone)
+	return nil
+}
+
+// installWebhooks points Cluster API's webhook configurations at its manager, and the
+// provider's at the stand-in Service.
+func (p *plane) installWebhooks(ctx context.Context) error {
+	capiWebhooks, err := readObjects(filepath.Join(p.o.capiSource, "core", "config", "webhook", "manifests.yaml"))
+	if err != nil {
+		return err
+	}
+	if err := installWebhooks(ctx, p.c, capiWebhooks, "capi-", p.ports[0], p.caPEM); err != nil {
+		return err
+	}
+	return installWebhooks(ctx, p.c, p.comps.webhooks, "", p.ports[1], p.caPEM)
+}
+
+// startManagers starts the managers under the supervisor and waits until each is ready.
+func (p *plane) startManagers(ctx context.Context) error {
+	p.sup = newSupervisor(p.logs, p.managers...)
+	p.sup.add(p.replicas[1])
+	p.undo = append(p.undo, func() {
+		p.sup.shutdown()
+		p.replicas[1].stop()
+		for i := len(p.managers) - 1; i >= 0; i-- {
+			p.managers[i].stop()
+		}
+	})
+	for _, m := range p.managers {
+		if err := m.start(p.logs, p.sup.exited); err != nil {
 			return err
 		}
 	}
-	defer func() {
-		sup.shutdown()
-		replicas[1].stop()
-		for i := len(managers) - 1; i >= 0; i-- {
-			managers[i].stop()
-		}
-	}()
-	for _, m := range managers {
+	for _, m := range p.managers {
 		if err := m.waitReady(ctx); err != nil {
 			return err
 		}
 	}
-	metrics := "https"
-	if slices.Contains(provider.args, "--insecure-diagnostics=true") || slices.Contains(comps.deployment.Spec.Template.Spec.Containers[0].Args, "--insecure-diagnostics=true") {
-		metrics = "http"
-	}
+	return nil
+}
+
+// serveControl serves the control endpoint (port 14), with upstream CAPO's switch (ports 11-13)
+// when asked for.
+func (p *plane) serveControl(context.Context) error {
 	mux := http.NewServeMux()
-	sup.routes(mux)
-	upstreamLine := ""
-	if o.upstream != "" {
-		sw, err := newSwitcher(o.upstream, sup, c, comps, provider, webhookPort, caPEM, logs, certs,
-			filepath.Join(o.dir, "kubeconfig"), upstreamPorts{webhook: ports[11], health: ports[12], diagnostics: ports[13]})
+	p.sup.routes(mux)
+	if p.o.upstream != "" {
+		sw, err := newSwitcher(p.o.upstream, p.sup, p.c, p.comps, p.replicas[0], p.ports[1], p.caPEM, p.logs, p.certs,
+			p.kubeconfig, upstreamPorts{webhook: p.ports[11], health: p.ports[12], diagnostics: p.ports[13]})
 		if err != nil {
 			return fmt.Errorf("upstream CAPO: %w", err)
 		}
-		defer sw.stop()
+		p.undo = append(p.undo, sw.stop)
 		sw.routes(mux)
-		upstreamLine = "upstream=" + o.upstream + "\n"
+		p.ready = append(p.ready, "upstream="+p.o.upstream)
 	}
-	control, err := serveControl(ports[14], mux)
+	control, err := serveControl(p.ports[14], mux)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = control.Close() }()
-	ready := fmt.Sprintf("server=%s\nkubeconfig=%s\nlogs=%s\nprovider_metrics=%s://127.0.0.1:%d/metrics\n%scontrol=http://127.0.0.1:%d\n%sstarted_in=%s\n", cfg.Host,
-		filepath.Join(o.dir, "kubeconfig"), logs, metrics, replicaPorts[0].diagnostics, dnsLine, ports[14], upstreamLine, time.Since(start).Round(time.Millisecond))
-	if err := os.WriteFile(filepath.Join(o.dir, "ready"), []byte(ready), 0o644); err != nil {
+	p.undo = append(p.undo, func() { _ = control.Close() })
+	return nil
+}
+
+// writeReady writes the ready file, and from now on the supervisor restarts a manager that exits
+// unasked.
+func (p *plane) writeReady() error {
+	metrics := "https"
+	if slices.Contains(p.replicas[0].args, "--insecure-diagnostics=true") || slices.Contains(p.comps.deployment.Spec.Template.Spec.Containers[0].Args, "--insecure-diagnostics=true") {
+		metrics = "http"
+	}
+	lines := append([]string{
+		"server=" + p.server,
+		"kubeconfig=" + p.kubeconfig,
+		"logs=" + p.logs,
+		fmt.Sprintf("provider_metrics=%s://127.0.0.1:%d/metrics", metrics, p.replicaPorts[0].diagnostics),
+		fmt.Sprintf("control=http://127.0.0.1:%d", p.ports[14]),
+	}, p.ready...)
+	lines = append(lines, "started_in="+time.Since(p.start).Round(time.Millisecond).String())
+	if err := os.WriteFile(filepath.Join(p.o.dir, "ready"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		return err
 	}
-	sup.mu.Lock()
-	sup.ready = true
-	sup.mu.Unlock()
-	logf("management plane ready in %s", time.Since(start).Round(time.Millisecond))
+	p.sup.mu.Lock()
+	p.sup.ready = true
+	p.sup.mu.Unlock()
+	logf("management plane ready in %s", time.Since(p.start).Round(time.Millisecond))
+	return nil
+}
 
+// supervise runs until the context ends, restarting a manager that exits unasked.
+func (p *plane) supervise(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
 			logf("stopping")
 			return nil
-		case e := <-sup.exited:
+		case e := <-p.sup.exited:
 			if e.wanted {
 				continue // stopped or killed through the control endpoint
 			}
-			if err := sup.exitedUnasked(e); err != nil {
+			if err := p.sup.exitedUnasked(e); err != nil {
 				return err
 			}
 		}
