@@ -48,6 +48,8 @@ import (
 // Leader election and events are the manager's own needs; each controller declares the rest.
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// Leader election records its events through the core API's events, not events.k8s.io's.
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // version is the release the binary was built for; make sets it with
 // -ldflags "-X main.version=<release>" (make build, make image).

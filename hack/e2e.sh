@@ -55,6 +55,10 @@ wait_peers() {
 phase "peers (wait)" wait_peers
 CAPO_MGMT_UPSTREAM="$(hack/upstream-capo.sh)"
 export CAPO_MGMT_UPSTREAM
+# The suite's plane manages only its clusters' names (*.e2e.example.com), under an owner of its
+# own in the zone, beside a demo's plane; a spec runs a third ExternalDNS with these.
+CAPO_E2E_EXTERNAL_DNS="$(hack/external-dns.sh)"
+export CAPO_E2E_EXTERNAL_DNS CAPO_E2E_DNS_ENV="$dns_dir/env" CAPO_MGMT_DNS_DOMAIN=e2e.example.com
 hack/mgmt/down.sh
 phase "management plane" hack/mgmt/up.sh
 export KUBECONFIG="$mgmt_dir/kubeconfig"

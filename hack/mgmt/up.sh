@@ -15,7 +15,10 @@
 # defaults to true here, so that /metrics is plain HTTP on 127.0.0.1.
 #
 # When the DNS server of hack/dns/up.sh runs ($CAPO_DNS_DIR/env exists), the plane also runs
-# ExternalDNS (hack/external-dns.sh), which publishes the provider's DNSEndpoints into it.
+# ExternalDNS (hack/external-dns.sh), which publishes the provider's DNSEndpoints into it, as an
+# owner of its own in the zone's TXT registry (capo-<the base name of $CAPO_MGMT_DIR>), so that
+# the demo's plane and the end-to-end suite's never delete each other's records; with
+# CAPO_MGMT_DNS_DOMAIN it manages only the names under that domain.
 #
 # The plane restarts a manager that exits unasked, as a kubelet would, and serves a control
 # endpoint on 127.0.0.1 (its ready file's control= line) that kills, stops and starts managers
@@ -46,6 +49,7 @@ image="$root/out/image/manager-$version-linux-$(go env GOARCH).tar"
 dns_args=()
 if [ -s "$dns_env" ]; then
   dns_args=(--external-dns "$("$root/hack/external-dns.sh")" --dns-env "$dns_env")
+  [ -z "${CAPO_MGMT_DNS_DOMAIN:-}" ] || dns_args+=(--dns-domain "$CAPO_MGMT_DNS_DOMAIN")
 fi
 upstream_args=()
 if [ -n "${CAPO_MGMT_UPSTREAM:-}" ]; then

@@ -64,7 +64,11 @@ func readDNSEnv(path string) (*dnsServer, error) {
 // policy (records whose endpoint is gone are deleted, which needs the zone transfer), events on,
 // so that a change is published within seconds. Its TSIG secret is passed in the environment,
 // never on the command line.
-func externalDNS(ctx context.Context, c client.Client, dir string, dns *dnsServer, kubeconfig string, health int) (*process, error) {
+//
+// Several planes (the demo's and the end-to-end suite's) may publish into one zone: each has
+// its own owner in ExternalDNS's TXT registry (owner), so that the sync policy of one never
+// deletes the records of another, and only names under domain are its.
+func externalDNS(ctx context.Context, c client.Client, dir string, dns *dnsServer, owner, domain, kubeconfig string, health int) (*process, error) {
 	secret, err := os.ReadFile(dns.secretFile)
 	if err != nil {
 		return nil, err
@@ -86,9 +90,9 @@ func externalDNS(ctx context.Context, c client.Client, dir string, dns *dnsServe
 			"--rfc2136-host=" + dns.server, "--rfc2136-port=" + dns.port, "--rfc2136-zone=" + dns.zone,
 			"--rfc2136-tsig-keyname=" + dns.keyname, "--rfc2136-tsig-secret-alg=" + dns.algorithm,
 			"--rfc2136-tsig-axfr",
-			"--domain-filter=" + dns.zone,
+			"--domain-filter=" + domain,
 			"--managed-record-types=A", "--managed-record-types=AAAA",
-			"--registry=txt", "--txt-owner-id=capo-management-plane", "--txt-prefix=edns-",
+			"--registry=txt", "--txt-owner-id=" + owner, "--txt-prefix=edns-",
 			"--policy=sync",
 			"--events", "--interval=10s", "--min-event-sync-interval=1s",
 			fmt.Sprintf("--metrics-address=127.0.0.1:%d", health),

@@ -93,6 +93,8 @@ type options struct {
 	providerArgs  string
 	externalDNS   string
 	dnsEnv        string
+	dnsOwner      string
+	dnsDomain     string
 	upstream      string
 }
 
@@ -106,6 +108,8 @@ func main() {
 	flag.StringVar(&o.providerArgs, "provider-args", "", "Extra flags for the provider's manager, space separated.")
 	flag.StringVar(&o.externalDNS, "external-dns", "", "ExternalDNS's directory (hack/external-dns.sh: the binary and its DNSEndpoint CRD); with --dns-env, ExternalDNS publishes DNSEndpoints.")
 	flag.StringVar(&o.dnsEnv, "dns-env", "", "The env file of the DNS server ExternalDNS updates (hack/dns/up.sh).")
+	flag.StringVar(&o.dnsOwner, "dns-owner", "", "ExternalDNS's owner in the zone's TXT registry: each plane that publishes into one zone needs its own (default capo-<the base name of --dir>).")
+	flag.StringVar(&o.dnsDomain, "dns-domain", "", "The domain under which ExternalDNS manages records (default: the whole zone).")
 	flag.StringVar(&o.upstream, "upstream", "", "Upstream CAPO's directory (hack/upstream-capo.sh: its manager and CRDs); the plane then serves a control endpoint that runs upstream's manager in place of this provider's, and back.")
 	flag.Parse()
 	if (o.externalDNS == "") != (o.dnsEnv == "") {
@@ -267,12 +271,19 @@ func (p *plane) startExternalDNS(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ExternalDNS: %w", err)
 	}
-	edns, err := externalDNS(ctx, p.c, p.o.externalDNS, dns, p.kubeconfig, p.ports[10])
+	owner, domain := p.o.dnsOwner, p.o.dnsDomain
+	if owner == "" {
+		owner = "capo-" + filepath.Base(p.o.dir)
+	}
+	if domain == "" {
+		domain = dns.zone
+	}
+	edns, err := externalDNS(ctx, p.c, p.o.externalDNS, dns, owner, domain, p.kubeconfig, p.ports[10])
 	if err != nil {
 		return fmt.Errorf("ExternalDNS: %w", err)
 	}
 	p.managers = append(p.managers, edns)
-	p.ready = append(p.ready, "dns_server="+dns.server+":"+dns.port, "dns_zone="+dns.zone)
+	p.ready = append(p.ready, "dns_server="+dns.server+":"+dns.port, "dns_zone="+dns.zone, "dns_owner="+owner, "dns_domain="+domain)
 	return nil
 }
 

@@ -23,7 +23,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +36,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,6 +51,40 @@ func dnsServer() string {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(server).NotTo(BeEmpty(), "the management plane runs no ExternalDNS: hack/e2e.sh starts the DNS server before it")
 	return server
+}
+
+// otherPlaneExternalDNS runs, once, an ExternalDNS as another management plane would run it
+// against the same DNS zone (hack/mgmtplane's arguments, the whole zone, the sync policy), with
+// owner in the zone's TXT registry and a source that holds nothing (a namespace without
+// DNSEndpoints), and returns its output. CAPO_E2E_EXTERNAL_DNS and CAPO_E2E_DNS_ENV (hack/e2e.sh)
+// say where ExternalDNS and the DNS server's env file are.
+func otherPlaneExternalDNS(ctx context.Context, owner string) string {
+	dir, envFile := os.Getenv("CAPO_E2E_EXTERNAL_DNS"), os.Getenv("CAPO_E2E_DNS_ENV")
+	if dir == "" || envFile == "" {
+		Skip("CAPO_E2E_EXTERNAL_DNS and CAPO_E2E_DNS_ENV are not set (hack/e2e.sh sets them)")
+	}
+	data, err := os.ReadFile(envFile)
+	Expect(err).NotTo(HaveOccurred())
+	env := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			env[k] = v
+		}
+	}
+	secret, err := os.ReadFile(env["secret_file"])
+	Expect(err).NotTo(HaveOccurred())
+	empty := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other-plane-" + runID}}
+	Expect(client.IgnoreAlreadyExists(kube.Create(ctx, empty))).To(Succeed())
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "external-dns"),
+		"--kubeconfig", os.Getenv("KUBECONFIG"), "--source=crd", "--namespace="+empty.Name,
+		"--provider=rfc2136", "--rfc2136-host="+env["server"], "--rfc2136-port="+env["port"], "--rfc2136-zone="+env["zone"],
+		"--rfc2136-tsig-keyname="+env["keyname"], "--rfc2136-tsig-secret-alg="+env["algorithm"], "--rfc2136-tsig-axfr",
+		"--domain-filter="+env["zone"], "--managed-record-types=A", "--managed-record-types=AAAA",
+		"--registry=txt", "--txt-owner-id="+owner, "--txt-prefix=edns-", "--policy=sync", "--once")
+	cmd.Env = append(os.Environ(), "EXTERNAL_DNS_RFC2136_TSIG_SECRET="+strings.TrimSpace(string(secret)))
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
+	return fmt.Sprintf("%d lines of log", strings.Count(string(out), "\n"))
 }
 
 // waitDNS waits until the DNS server answers exactly want for host's A records.

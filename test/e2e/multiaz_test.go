@@ -191,6 +191,23 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		Expect(watch()).To(BeEmpty(), "answers without the first zone's address while the second zone was down")
 	}, NodeTimeout(6*time.Minute))
 
+	It("keeps its records while another management plane's ExternalDNS syncs the same zone", func(ctx SpecContext) {
+		osc := getCluster(ctx, Default, key)
+		host := osc.Spec.ControlPlaneEndpoint.Host
+		first, second := osc.Status.APIServerLoadBalancers[0].IP, osc.Status.APIServerLoadBalancers[1].IP
+		waitDNS(ctx, host, first, second)
+		// Another plane (the demo's, say) whose ExternalDNS publishes nothing of its own: with an
+		// owner of its own in the zone's registry, its sync policy leaves this plane's records
+		// alone. With this plane's owner it would delete them (the failure the owner fixed).
+		watch := watchDNS(ctx, host, first)
+		for run := 1; run <= 3; run++ {
+			out := otherPlaneExternalDNS(ctx, "capo-e2e-other-plane")
+			GinkgoWriter.Printf("other plane's ExternalDNS, sync %d: %s\n", run, out)
+			waitDNS(ctx, host, first, second)
+		}
+		Expect(watch()).To(BeEmpty(), "answers without the cluster's first zone while another plane synced the zone")
+	}, NodeTimeout(4*time.Minute))
+
 	It("recreates a zone's load balancer Octavia put in ERROR with the zone's floating IP, while DNS keeps the other zone", func(ctx SpecContext) {
 		faultCmd := os.Getenv("CAPO_E2E_FAULT")
 		if faultCmd == "" {

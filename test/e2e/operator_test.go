@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -110,3 +111,17 @@ func providerMetrics(ctx context.Context, g Gomega) []string {
 func dashboardPath() string {
 	return filepath.Join(envtestutil.RepoRoot(), "docs", "grafana-dashboard.json")
 }
+
+var _ = Describe("The provider's manager", func() {
+	It("has every permission it uses: its log holds no refusal of the API server", func() {
+		log, err := os.ReadFile(filepath.Join(mgmtDir(), "logs", "provider-manager.log"))
+		Expect(err).NotTo(HaveOccurred())
+		var refused []string
+		for _, line := range strings.Split(string(log), "\n") {
+			if strings.Contains(line, " is forbidden: ") {
+				refused = append(refused, line)
+			}
+		}
+		Expect(refused).To(BeEmpty(), "the components' RBAC misses what these lines needed")
+	})
+})
