@@ -82,13 +82,16 @@ func TestDNSFollowsTheHealthyZonesAndIsNeverEmpty(t *testing.T) {
 		g.Expect(conditions.IsTrue(got, infrav1.APIServerDNSReadyCondition)).To(BeTrue())
 	}, eventually, poll).Should(Succeed())
 
+	g.Expect(conditions.Get(get(g, osc), infrav1.APIServerLoadBalancersReadyCondition).Message).To(HavePrefix("2/2 zones ready: "),
+		"the condition counts the zones the column counts and DNS publishes")
+
 	// az2's control plane is down, as Octavia's health monitors see it: az2 is withdrawn.
 	cloud.SetOperatingStatus(entries[1].ID, "ERROR", nil)
 	g.Eventually(func(g Gomega) {
 		got := get(g, osc)
 		targets, _, _ := publishedTargets(g, got)
 		g.Expect(targets).To(Equal([]string{entries[0].IP}))
-		g.Expect(got.Status.ZonesReady).To(Equal("1/2"))
+		g.Expect(got.Status.ZonesReady).To(Equal("1/2"), "the column counts the zones DNS publishes")
 		c := conditions.Get(got, infrav1.APIServerLoadBalancersReadyCondition)
 		g.Expect(c.Reason).To(Equal(infrav1.LoadBalancerUnhealthyReason))
 		g.Expect(c.Message).To(ContainSubstring("az2: load balancer " + entries[1].Name + " is ERROR"))
@@ -107,6 +110,7 @@ func TestDNSFollowsTheHealthyZonesAndIsNeverEmpty(t *testing.T) {
 		c := conditions.Get(got, infrav1.APIServerDNSReadyCondition)
 		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 		g.Expect(c.Reason).To(Equal(infrav1.NoHealthyZoneReason))
+		g.Expect(got.Status.ZonesReady).To(Equal("0/2"), "every address is kept in DNS, but no zone serves")
 	}, eventually, poll).Should(Succeed())
 
 	// Recovered: both published again.
