@@ -23,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -50,6 +51,9 @@ import (
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // Leader election records its events through the core API's events, not events.k8s.io's.
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// The metrics endpoint authenticates and authorizes its callers (unless --insecure-diagnostics).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // version is the release the binary was built for; make sets it with
 // -ldflags "-X main.version=<release>" (make build, make image).
@@ -78,6 +82,10 @@ type options struct {
 	watchFilterValue   string
 	clusterConcurrency int
 	machineConcurrency int
+
+	// allowedAuthHosts and dnsSuffixes are the operator's policy for tenants.
+	allowedAuthHosts []string
+	dnsSuffixes      []string
 }
 
 func newOptions() *options {
@@ -120,10 +128,29 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 		"How many OpenStackClusters are reconciled at once.")
 	fs.IntVar(&o.machineConcurrency, "openstackmachine-concurrency", 10,
 		"How many OpenStackMachines are reconciled at once.")
+
+	fs.StringSliceVar(&o.allowedAuthHosts, "allowed-auth-url-hosts", nil,
+		"The hosts an identity Secret's auth_url may name (comma separated, no port); any when empty. "+
+			"Set it to your Keystones so that a tenant cannot have the manager fetch another URL.")
+	fs.StringSliceVar(&o.dnsSuffixes, "dns-suffixes", nil,
+		"The DNS suffixes under which clusters may publish their endpoint's records (spec.apiServerLoadBalancer.dns), "+
+			"comma separated (example.com allows api.prod.example.com); DNS publishing is off when empty.")
 }
 
 func (o *options) validate() error {
 	var errs []error
+	for i, h := range o.allowedAuthHosts {
+		o.allowedAuthHosts[i] = strings.ToLower(strings.TrimSpace(h))
+		if o.allowedAuthHosts[i] == "" || strings.ContainsAny(o.allowedAuthHosts[i], ":/ ") {
+			errs = append(errs, fmt.Errorf("--allowed-auth-url-hosts: %q is not a host name or address without a port", h))
+		}
+	}
+	for i, d := range o.dnsSuffixes {
+		o.dnsSuffixes[i] = strings.ToLower(strings.Trim(strings.TrimSpace(d), "."))
+		if o.dnsSuffixes[i] == "" || strings.ContainsAny(o.dnsSuffixes[i], "*/: ") {
+			errs = append(errs, fmt.Errorf("--dns-suffixes: %q is not a DNS suffix", d))
+		}
+	}
 	if o.clusterConcurrency < 1 {
 		errs = append(errs, fmt.Errorf("--openstackcluster-concurrency must be at least 1, got %d", o.clusterConcurrency))
 	}
@@ -204,13 +231,14 @@ func newManager(restConfig *rest.Config, o *options) (manager.Manager, error) {
 
 // setupControllers registers the reconcilers with the manager.
 func setupControllers(ctx context.Context, mgr manager.Manager, o *options) error {
-	factory := &scope.SecretFactory{Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("scope")}
+	factory := &scope.SecretFactory{Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("scope"), AllowedAuthHosts: o.allowedAuthHosts}
 	if err := (&controllers.OpenStackClusterReconciler{
 		Client:           mgr.GetClient(),
 		APIReader:        mgr.GetAPIReader(),
 		Recorder:         mgr.GetEventRecorder("openstackcluster-controller"),
 		ScopeFactory:     factory,
 		WatchFilterValue: o.watchFilterValue,
+		DNSSuffixes:      o.dnsSuffixes,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: o.clusterConcurrency}); err != nil {
 		return fmt.Errorf("setting up the OpenStackCluster controller: %w", err)
 	}

@@ -51,6 +51,9 @@ type OpenStackClusterReconciler struct {
 	Recorder         events.EventRecorder
 	ScopeFactory     scope.Factory
 	WatchFilterValue string
+	// DNSSuffixes are the DNS suffixes under which clusters may publish their endpoint's records
+	// (the operator's --dns-suffixes); none allows no publishing.
+	DNSSuffixes []string
 
 	// LoadBalancerMemory keeps what was learnt about each cloud's Octavia and the ERROR
 	// observations of load balancers across reconciles; one is made when nil.

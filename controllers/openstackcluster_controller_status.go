@@ -303,6 +303,8 @@ func setDNSCondition(c *clusterReconcile, d *dnsFound) {
 		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.apiServerLoadBalancer.dns is not set")
 	case d.err != nil:
 		setFailure(osc, c.report, infrav1.APIServerDNSReadyCondition, d.err)
+	case d.refusal != nil:
+		reportProblem(c.report, osc, infrav1.APIServerDNSReadyCondition, d.refusal.reason, d.refusal.message)
 	case len(pub.Addresses) == 0:
 		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			"no load balancer has its public address yet: nothing is published")

@@ -18,9 +18,9 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -42,7 +42,7 @@ import (
 // spec.apiServerLoadBalancer.dns asks for it. The object is read from the API server rather than
 // the cache, so that the manager needs no watch on a kind that may not be installed.
 
-// +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints,verbs=get;create;update;patch;delete
+// +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints,verbs=get;list;create;update;patch;delete
 
 // dnsEndpointGVK is ExternalDNS's DNSEndpoint.
 var dnsEndpointGVK = schema.GroupVersionKind{Group: "externaldns.k8s.io", Version: "v1alpha1", Kind: "DNSEndpoint"}
@@ -71,14 +71,28 @@ func (c *clusterReconcile) reconcileDNS(ctx context.Context, lbs *loadbalancer.R
 		}
 		return &dnsFound{notRequired: true}
 	}
-	found := &dnsFound{publication: lbs.Publication, host: strings.TrimSuffix(osc.Spec.ControlPlaneEndpoint.Host, ".")}
+	found := &dnsFound{publication: lbs.Publication, host: strings.ToLower(strings.TrimSuffix(osc.Spec.ControlPlaneEndpoint.Host, "."))}
+	if why := dnsAllowed(c.r.DNSSuffixes, found.host); why != "" {
+		// Records published before the policy changed are withdrawn.
+		if err := c.r.deleteDNSEndpoint(ctx, c); err != nil {
+			return &dnsFound{outcome: failedWith(err)}
+		}
+		found.refusal = &dnsRefusal{reason: infrav1.DNSPublishingNotAllowedReason, message: why}
+		found.outcome = after(specErrorRequeue)
+		return found
+	}
 	if len(found.publication.Addresses) == 0 {
 		return found
 	}
-	verb, err := c.r.applyDNSEndpoint(ctx, c, dnsRecords(found.host, found.publication.Addresses, dns.TTL))
+	verb, err := c.r.applyDNSEndpoint(ctx, c, found.host, dnsRecords(found.host, found.publication.Addresses, dns.TTL))
+	var refusal *dnsRefusal
 	switch {
 	case meta.IsNoMatchError(err):
 		found.crdMissing = true
+		found.outcome = after(specErrorRequeue)
+		return found
+	case errors.As(err, &refusal):
+		found.refusal = refusal
 		found.outcome = after(specErrorRequeue)
 		return found
 	case err != nil:
@@ -125,14 +139,34 @@ func dnsRecords(host string, addresses []string, ttl int32) []any {
 }
 
 // applyDNSEndpoint creates the cluster's DNSEndpoint, or updates its endpoints; verb says which
-// ("Created", "Updated"), or "" when nothing changed. A DNSEndpoint of that name that another
-// object owns is left alone, with an error.
-func (r *OpenStackClusterReconciler) applyDNSEndpoint(ctx context.Context, c *clusterReconcile, endpoints []any) (string, error) {
+// ("Created", "Updated"), or "" when nothing changed. A DNSEndpoint of that name that this
+// OpenStackCluster does not control (by UID) is never written: the answer is a dnsRefusal.
+func (r *OpenStackClusterReconciler) applyDNSEndpoint(ctx context.Context, c *clusterReconcile, host string, endpoints []any) (string, error) {
 	osc := c.osc
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(dnsEndpointGVK)
 	err := readerOr(r.APIReader, r.Client).Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: dnsEndpointName(osc)}, obj)
-	if apierrors.IsNotFound(err) {
+	if client.IgnoreNotFound(err) != nil {
+		return "", err
+	}
+	exists := err == nil
+	if exists && !controlledBy(obj, osc) {
+		return "", &dnsRefusal{reason: infrav1.DNSNameTakenReason, message: fmt.Sprintf(
+			"DNSEndpoint %s/%s exists and this OpenStackCluster does not control it (%s): it is never written; delete or rename it",
+			obj.GetNamespace(), obj.GetName(), controllerWords(obj))}
+	}
+	have, _, _ := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
+	if exists && equality.Semantic.DeepEqual(normalize(have), normalize(endpoints)) {
+		return "", nil
+	}
+	if holder, err := r.hostHolder(ctx, osc, host); err != nil || holder != "" {
+		if err != nil {
+			return "", err
+		}
+		return "", &dnsRefusal{reason: infrav1.DNSNameTakenReason, message: fmt.Sprintf(
+			"%s is already published by DNSEndpoint %s: a name has one holder; choose another spec.controlPlaneEndpoint.host", host, holder)}
+	}
+	if !exists {
 		obj = &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(dnsEndpointGVK)
 		obj.SetNamespace(osc.Namespace)
@@ -141,31 +175,74 @@ func (r *OpenStackClusterReconciler) applyDNSEndpoint(ctx context.Context, c *cl
 		if err := controllerutil.SetControllerReference(osc, obj, r.Client.Scheme()); err != nil {
 			return "", err
 		}
-		if err := unstructured.SetNestedSlice(obj.Object, endpoints, "spec", "endpoints"); err != nil {
-			return "", err
-		}
-		return "Created", r.Client.Create(ctx, obj)
-	}
-	if err != nil {
-		return "", err
-	}
-	if owner := metav1.GetControllerOf(obj); owner != nil && (owner.Kind != "OpenStackCluster" || owner.Name != osc.Name) {
-		return "", fmt.Errorf("DNSEndpoint %s/%s belongs to %s %s, not to this OpenStackCluster: rename or delete it", obj.GetNamespace(), obj.GetName(), owner.Kind, owner.Name)
-	}
-	have, _, _ := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
-	owned := metav1.GetControllerOf(obj) != nil && metav1.GetControllerOf(obj).UID == osc.UID
-	if owned && equality.Semantic.DeepEqual(normalize(have), normalize(endpoints)) {
-		return "", nil
-	}
-	// A DNSEndpoint moved with its cluster (clusterctl move) names the cluster's former UID.
-	obj.SetOwnerReferences(slices.DeleteFunc(obj.GetOwnerReferences(), func(o metav1.OwnerReference) bool { return o.Kind == "OpenStackCluster" }))
-	if err := controllerutil.SetControllerReference(osc, obj, r.Client.Scheme()); err != nil {
-		return "", err
 	}
 	if err := unstructured.SetNestedSlice(obj.Object, endpoints, "spec", "endpoints"); err != nil {
 		return "", err
 	}
+	if !exists {
+		return "Created", r.Client.Create(ctx, obj)
+	}
 	return "Updated", r.Client.Update(ctx, obj)
+}
+
+// dnsRefusal is why a cluster's records are not published: the operator's policy, or a name or
+// an object another holds.
+type dnsRefusal struct{ reason, message string }
+
+func (e *dnsRefusal) Error() string { return e.message }
+
+// controlledBy says whether obj's controller is osc itself (by UID): a DNSEndpoint of another
+// object, or of a former OpenStackCluster of the same name, is not.
+func controlledBy(obj client.Object, osc *infrav1.OpenStackCluster) bool {
+	owner := metav1.GetControllerOf(obj)
+	return owner != nil && owner.UID == osc.UID
+}
+
+// controllerWords says who controls obj, for messages.
+func controllerWords(obj client.Object) string {
+	if owner := metav1.GetControllerOf(obj); owner != nil {
+		return fmt.Sprintf("its controller is %s %s, UID %s", owner.Kind, owner.Name, owner.UID)
+	}
+	return "it has no controller"
+}
+
+// hostHolder is the DNSEndpoint, in any namespace, that already publishes host and that osc does
+// not control ("namespace/name"), or "". Read from the API server: the manager watches no
+// DNSEndpoint.
+func (r *OpenStackClusterReconciler) hostHolder(ctx context.Context, osc *infrav1.OpenStackCluster, host string) (string, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(dnsEndpointGVK.GroupVersion().WithKind("DNSEndpointList"))
+	if err := readerOr(r.APIReader, r.Client).List(ctx, list); err != nil {
+		return "", err
+	}
+	for i := range list.Items {
+		item := &list.Items[i]
+		if controlledBy(item, osc) {
+			continue
+		}
+		endpoints, _, _ := unstructured.NestedSlice(item.Object, "spec", "endpoints")
+		for _, e := range normalize(endpoints) {
+			if strings.EqualFold(strings.TrimSuffix(e["dnsName"], "."), host) {
+				return item.GetNamespace() + "/" + item.GetName(), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// dnsAllowed says why the operator's policy (the manager's --dns-suffixes) does not let host be
+// published, or "".
+func dnsAllowed(suffixes []string, host string) string {
+	if len(suffixes) == 0 {
+		return "the operator allows no DNS publishing here (the manager's --dns-suffixes is empty): remove spec.apiServerLoadBalancer.dns and publish the records yourself"
+	}
+	host = strings.ToLower(host)
+	for _, s := range suffixes {
+		if strings.HasSuffix(host, "."+s) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s is not under a DNS suffix the operator allows (%s)", host, strings.Join(suffixes, ", "))
 }
 
 // normalize turns what JSON decoding gives (float64, []interface{}) and what dnsRecords builds
@@ -189,10 +266,20 @@ func normalize(endpoints []any) []map[string]string {
 func (r *OpenStackClusterReconciler) deleteDNSEndpoint(ctx context.Context, c *clusterReconcile) error {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(dnsEndpointGVK)
-	obj.SetNamespace(c.osc.Namespace)
-	obj.SetName(dnsEndpointName(c.osc))
-	err := r.Client.Delete(ctx, obj)
+	err := readerOr(r.APIReader, r.Client).Get(ctx, client.ObjectKey{Namespace: c.osc.Namespace, Name: dnsEndpointName(c.osc)}, obj)
 	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !controlledBy(obj, c.osc) {
+		// Someone else's: never deleted.
+		return nil
+	}
+	uid := obj.GetUID()
+	err = r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid})
+	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err == nil {

@@ -167,7 +167,7 @@ func TestDNSWithoutTheDNSEndpointKindIsReportedNotFatal(t *testing.T) {
 		DNS: &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint, TTL: 30}}
 	osc.Status.APIServerLoadBalancer = &infrav1.LoadBalancer{Name: "lb", IP: "172.24.4.10", Healthy: true}
 	recorder := events.NewFakeRecorder(10)
-	r := &OpenStackClusterReconciler{Client: kube}
+	r := &OpenStackClusterReconciler{Client: kube, DNSSuffixes: []string{"example.com"}}
 	c := &clusterReconcile{r: r, cluster: &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}, osc: osc,
 		report: report.NewRecorder(recorder, osc, logr.Discard())}
 

@@ -96,6 +96,9 @@ type dnsFound struct {
 	host        string
 	publication loadbalancer.Publication
 	crdMissing  bool
+	// refusal says why the records are not published: the operator's policy, or a name or an
+	// object another holds.
+	refusal *dnsRefusal
 }
 
 // clusterNetwork is the cluster network as this reconcile knows it: found now, or as recorded.

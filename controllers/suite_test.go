@@ -117,6 +117,8 @@ func startManager(ctx context.Context) (chan error, error) {
 		Recorder:           mgr.GetEventRecorder("openstackcluster-controller"),
 		ScopeFactory:       clouds,
 		LoadBalancerMemory: memory,
+		// Every endpoint host of the tests is under example.com.
+		DNSSuffixes: []string{"example.com"},
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return nil, err
 	}

@@ -94,6 +94,13 @@ const (
 	NoHealthyZoneReason = "NoHealthyZone"
 	// DNSEndpointCRDMissingReason means the DNSEndpoint CRD of ExternalDNS is not installed.
 	DNSEndpointCRDMissingReason = "DNSEndpointCRDMissing"
+	// DNSPublishingNotAllowedReason means the operator's policy (the manager's --dns-suffixes)
+	// does not let the endpoint host be published: no suffix allowed, or the host under none.
+	DNSPublishingNotAllowedReason = "DNSPublishingNotAllowed"
+	// DNSNameTakenReason means another DNSEndpoint already publishes the endpoint host, or a
+	// DNSEndpoint of the cluster's DNSEndpoint's name exists that this OpenStackCluster does not
+	// control: nothing is written.
+	DNSNameTakenReason = "DNSNameTaken"
 )
 
 // Condition types and reasons of OpenStackMachine.

@@ -12,7 +12,8 @@
 # logs/ (one file per manager, mgmtplane.log for the supervisor), certs/. hack/mgmt/down.sh stops
 # it. Extra flags for the provider's manager: CAPO_MANAGER_ARGS. The components' clusterctl
 # variables come from the environment (docs/getting-started.md); CAPO_INSECURE_DIAGNOSTICS
-# defaults to true here, so that /metrics is plain HTTP on 127.0.0.1.
+# defaults to true here, so that /metrics is plain HTTP on 127.0.0.1, and CAPO_DNS_SUFFIXES to
+# example.com, the local DNS server's zone, so that clusters may publish their records there.
 #
 # When the DNS server of hack/dns/up.sh runs ($CAPO_DNS_DIR/env exists), the plane also runs
 # ExternalDNS (hack/external-dns.sh), which publishes the provider's DNSEndpoints into it, as an
@@ -58,7 +59,7 @@ fi
 log "release, image and plane ready ($((SECONDS - start))s)"
 
 rm -f "$dir/ready"
-KUBEBUILDER_ASSETS="$assets" CAPO_INSECURE_DIAGNOSTICS="${CAPO_INSECURE_DIAGNOSTICS:-true}" \
+KUBEBUILDER_ASSETS="$assets" CAPO_INSECURE_DIAGNOSTICS="${CAPO_INSECURE_DIAGNOSTICS:-true}" CAPO_DNS_SUFFIXES="${CAPO_DNS_SUFFIXES:-example.com}" \
   setsid nohup "$root/bin/mgmtplane" --dir "$dir" \
   --capi-source "$capi_source" --capi-manager "$capi_bin/cluster-api-manager" \
   --components "$root/out/infrastructure-components.yaml" --provider-image "$image" \

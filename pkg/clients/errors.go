@@ -37,7 +37,7 @@ func IsNotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.St
 func IsConflict(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
 
 // CallError is a failed OpenStack call: which service and operation, and the error gophercloud
-// returned, unchanged (its message is the error's own).
+// returned (Unwrap gives it, unchanged).
 type CallError struct {
 	// Service is network, loadbalancer, compute, image or identity.
 	Service   string
@@ -45,7 +45,18 @@ type CallError struct {
 	Err       error
 }
 
-func (e *CallError) Error() string { return e.Err.Error() }
+// Error names the service, the operation and, when the cloud answered, the HTTP status: never
+// the answer's body or the URL called. Both are the cloud's words, and the cloud is whatever
+// auth_url a tenant's clouds.yaml names: its answers go into conditions and events that tenant
+// reads, and must not carry what an internal service says.
+func (e *CallError) Error() string {
+	var unexpected gophercloud.ErrUnexpectedResponseCode
+	if errors.As(e.Err, &unexpected) {
+		return Fault{Service: e.Service, Operation: e.Operation, Status: unexpected.Actual}.String()
+	}
+	return fmt.Sprintf("%s, %s: %v", whoAnswers(e.Service), e.Operation, e.Err)
+}
+
 func (e *CallError) Unwrap() error { return e.Err }
 
 // WrapCall marks err, when not nil, with the service and operation of the call that failed.
@@ -75,12 +86,17 @@ var serviceNames = map[string]string{
 // ServiceIdentity is Keystone, as the scope names it when authentication fails.
 const ServiceIdentity = "identity"
 
+// whoAnswers names a service for people: "Octavia (loadbalancer API)".
+func whoAnswers(service string) string {
+	if name, ok := serviceNames[service]; ok {
+		return name + " (" + service + " API)"
+	}
+	return "OpenStack"
+}
+
 // String says which service answered what, in the words of a condition message.
 func (f Fault) String() string {
-	who := "OpenStack"
-	if name, ok := serviceNames[f.Service]; ok {
-		who = name + " (" + f.Service + " API)"
-	}
+	who := whoAnswers(f.Service)
 	what := "did not answer"
 	if f.Status != 0 {
 		what = fmt.Sprintf("answered HTTP %d %s", f.Status, http.StatusText(f.Status))

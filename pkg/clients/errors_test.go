@@ -40,7 +40,8 @@ func TestFaultOfTellsTheCloudsFaultsFromTheObjects(t *testing.T) {
 	g.Expect(ok).To(BeTrue())
 	g.Expect(f).To(Equal(Fault{Service: "loadbalancer", Operation: "ListLoadBalancers", Status: 429, RetryAfter: 30 * time.Second}))
 	g.Expect(f.String()).To(Equal("Octavia (loadbalancer API) answered HTTP 429 Too Many Requests to ListLoadBalancers"))
-	g.Expect(limited.Error()).To(Equal(answered(429, nil).Error()), "the message is gophercloud's own")
+	g.Expect(limited.Error()).To(Equal("Octavia (loadbalancer API) answered HTTP 429 Too Many Requests to ListLoadBalancers"),
+		"the service, the operation and the status: not the answer's body")
 
 	for _, status := range []int{401, 403, 500, 502, 503} {
 		f, ok := FaultOf(WrapCall(serviceNetwork, "ListPorts", answered(status, nil)))
@@ -65,4 +66,23 @@ func TestFaultOfTellsTheCloudsFaultsFromTheObjects(t *testing.T) {
 	g.Expect(ok).To(BeFalse())
 	_, ok = FaultOf(nil)
 	g.Expect(ok).To(BeFalse())
+}
+
+// What a cloud answers is never repeated: a tenant's auth_url may name an internal service whose
+// answers the tenant must not read in its conditions.
+func TestCallErrorsNeverCarryTheAnswersBody(t *testing.T) {
+	g := NewWithT(t)
+	secret := gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusBadRequest, URL: "http://10.0.0.1:8500/v1/kv/secret",
+		Method: "GET", Body: []byte(`{"token":"s3cr3t"}`)}
+	for _, err := range []error{
+		WrapCall(ServiceIdentity, "Authenticate", secret),
+		WrapCall(serviceLoadBalancer, "CreateLoadBalancer", gophercloud.ErrResourceNotFound{}),
+		WrapCall(serviceNetwork, "ListPorts", fmt.Errorf("decoding: %w", secret)),
+	} {
+		msg := fmt.Errorf("creating it: %w", err).Error()
+		g.Expect(msg).NotTo(ContainSubstring("s3cr3t"))
+		g.Expect(msg).NotTo(ContainSubstring("10.0.0.1"))
+	}
+	g.Expect(WrapCall(ServiceIdentity, "Authenticate", secret).Error()).To(Equal("Keystone (identity API) answered HTTP 400 Bad Request to Authenticate"))
+	g.Expect(WrapCall(serviceCompute, "GetServer", context.DeadlineExceeded).Error()).To(Equal("Nova (compute API), GetServer: context deadline exceeded"))
 }

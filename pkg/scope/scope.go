@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -98,6 +99,10 @@ type SecretFactory struct {
 	Log logr.Logger
 	// Timeout bounds each HTTP request to OpenStack; 0 means 60 seconds.
 	Timeout time.Duration
+	// AllowedAuthHosts, when not empty, are the only hosts (names or addresses, as auth_url
+	// spells them, without the port) a clouds.yaml's auth_url may name: the operator's
+	// Keystones. A tenant's auth_url is otherwise a URL the manager fetches for it.
+	AllowedAuthHosts []string
 
 	mu    sync.Mutex
 	cache *lru.Cache
@@ -236,6 +241,9 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Cl
 	}
 	authOpts.AllowReauth = true
 
+	if err := f.checkAuthHost(authOpts.IdentityEndpoint, where); err != nil {
+		return nil, err
+	}
 	tlsConfig, err := f.tlsConfig(cred)
 	if err != nil {
 		return nil, err
@@ -250,7 +258,7 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Cl
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsConfig
-	provider.HTTPClient = http.Client{Transport: transport, Timeout: timeout}
+	provider.HTTPClient = http.Client{Transport: clients.LimitBodies(transport, clients.MaxResponseBody), Timeout: timeout}
 	provider.UserAgent.Prepend("capo-multiaz")
 
 	if err := openstack.Authenticate(ctx, provider, *authOpts); err != nil {
@@ -263,6 +271,22 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Cl
 	}
 	serviceClients.ProjectID = projectID(provider)
 	return serviceClients, nil
+}
+
+// checkAuthHost refuses an auth_url whose host the operator does not allow.
+func (f *SecretFactory) checkAuthHost(authURL, where string) error {
+	if len(f.AllowedAuthHosts) == 0 {
+		return nil
+	}
+	u, err := url.Parse(authURL)
+	if err != nil || u.Hostname() == "" {
+		return fmt.Errorf("%s: auth_url is not a URL with a host", where)
+	}
+	if !slices.Contains(f.AllowedAuthHosts, strings.ToLower(u.Hostname())) {
+		return fmt.Errorf("%s: auth_url's host %s is not one the operator allows (the manager's --allowed-auth-url-hosts: %s)",
+			where, u.Hostname(), strings.Join(f.AllowedAuthHosts, ", "))
+	}
+	return nil
 }
 
 // projectID is the project of a Keystone v3 token, or "" (v2, or a token without a project).

@@ -354,3 +354,21 @@ func TestErrorsNameSecretKeyAndCloudButNoCredential(t *testing.T) {
 		})
 	}
 }
+
+// An operator's allow-list keeps a tenant's auth_url from making the manager fetch any other
+// URL: nothing is requested from a host not on it.
+func TestOnlyAllowedAuthURLHostsAreAsked(t *testing.T) {
+	g := NewWithT(t)
+	k := newKeystone(t, false)
+	f, _ := newFactory(t, logr.Discard(), secret(map[string]string{CloudsSecretKey: cloudsYAML(k.server.URL, "")}))
+	f.AllowedAuthHosts = []string{"keystone.example.com"}
+	_, err := f.NewClients(context.Background(), "ns", ref)
+	g.Expect(err).To(MatchError(`identity Secret ns/cloud-config, cloud "openstack": auth_url's host 127.0.0.1 is not one the operator allows (the manager's --allowed-auth-url-hosts: keystone.example.com)`))
+	g.Expect(k.authCount()).To(BeZero(), "nothing was asked of a host not allowed")
+
+	f, _ = newFactory(t, logr.Discard(), secret(map[string]string{CloudsSecretKey: cloudsYAML(k.server.URL, "")}))
+	f.AllowedAuthHosts = []string{"keystone.example.com", "127.0.0.1"}
+	_, err = f.NewClients(context.Background(), "ns", ref)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(k.authCount()).To(Equal(1))
+}
