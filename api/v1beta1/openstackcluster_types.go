@@ -129,8 +129,13 @@ type OpenStackClusterSpec struct {
 	// +optional
 	DisablePortSecurity *bool `json:"disablePortSecurity,omitempty"`
 
-	// Tags are added to every Neutron and Octavia resource the controller creates.
+	// Tags are added to every Neutron and Octavia resource the controller creates: at most 50,
+	// each at most 60 characters, without a comma or a slash (Neutron's rules).
 	// +listType=set
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=60
+	// +kubebuilder:validation:items:Pattern=`^[^,/]+$`
 	// +optional
 	Tags []string `json:"tags,omitempty"`
 
@@ -402,6 +407,8 @@ type OpenStackClusterInitializationStatus struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) || size(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) == 0 || (has(self.spec.controlPlaneEndpoint) && has(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host != '')",fieldPath=".spec.controlPlaneEndpoint.host",reason=FieldValueRequired,message="is required when spec.apiServerLoadBalancer.availabilityZoneSubnets is set: set it to a DNS name with one A record per availability zone load balancer"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) || size(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) == 0 || !has(self.spec.controlPlaneEndpoint) || !has(self.spec.controlPlaneEndpoint.host) || (!isIP(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host.matches('^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])*[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.]?$') && !self.spec.controlPlaneEndpoint.host.matches('(^|[.])[0-9]+[.]?$'))",fieldPath=".spec.controlPlaneEndpoint.host",messageExpression="'must be a DNS name, not an IP address, when spec.apiServerLoadBalancer.availabilityZoneSubnets is set: got ' + self.spec.controlPlaneEndpoint.host"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.dns) || (has(self.spec.controlPlaneEndpoint) && has(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host != '' && !isIP(self.spec.controlPlaneEndpoint.host))",fieldPath=".spec.apiServerLoadBalancer.dns",message="needs spec.controlPlaneEndpoint.host to be the DNS name whose records the controller publishes"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.dns) || !has(self.spec.controlPlaneEndpoint) || !has(self.spec.controlPlaneEndpoint.host) || isIP(self.spec.controlPlaneEndpoint.host) || (self.spec.controlPlaneEndpoint.host.matches('^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])+[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.]?$') && !self.spec.controlPlaneEndpoint.host.matches('(^|[.])[0-9]+[.]?$'))",fieldPath=".spec.controlPlaneEndpoint.host",messageExpression="'must be a DNS name of two labels or more, without a wildcard, when spec.apiServerLoadBalancer.dns is set: got ' + self.spec.controlPlaneEndpoint.host"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.controlPlaneEndpoint) || !has(self.spec.controlPlaneEndpoint.host) || size(self.spec.controlPlaneEndpoint.host) <= 253",fieldPath=".spec.controlPlaneEndpoint.host",message="must be at most 253 characters, as a DNS name is"
 
 // OpenStackCluster is the infrastructure of a Cluster API cluster on OpenStack: its network,
 // security groups and API server load balancer(s).

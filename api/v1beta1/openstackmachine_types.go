@@ -30,8 +30,13 @@ const (
 // OpenStackMachineSpec is the desired state of an OpenStackMachine.
 // +kubebuilder:validation:XValidation:rule="has(self.flavor) != has(self.flavorID)",message="exactly one of flavor or flavorID must be set"
 type OpenStackMachineSpec struct {
-	// ProviderID is the machine's ID as Cluster API knows it: openstack:///<server id>. The
-	// controller sets it.
+	// ProviderID is the machine's ID as Cluster API knows it: openstack:///<server id>, or
+	// openstack://<region>/<server id> as upstream CAPO writes it. The controller sets it; it
+	// cannot change once set. It names a server to look at, never one to take: the server must
+	// carry this machine's mark.
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^openstack://[A-Za-z0-9._-]{0,63}/[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="cannot change once set"
 	// +optional
 	ProviderID *string `json:"providerID,omitempty"`
 
@@ -61,17 +66,26 @@ type OpenStackMachineSpec struct {
 
 	// SecurityGroups are added to every port that does not list its own.
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	SecurityGroups []SecurityGroupParam `json:"securityGroups,omitempty"`
 
-	// Tags are added to the server and its ports.
+	// Tags are added to the server and its ports: at most 50 (Nova's limit), each at most 60
+	// characters, without a comma or a slash (Nova's and Neutron's rules).
 	// +listType=set
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=60
+	// +kubebuilder:validation:items:Pattern=`^[^,/]+$`
 	// +optional
 	Tags []string `json:"tags,omitempty"`
 
-	// ServerMetadata is Nova metadata for the server.
+	// ServerMetadata is Nova metadata for the server: at most 100 items (Nova allows 128, and
+	// the controller adds its own). The key capo-openstackmachine is the controller's mark.
 	// +listType=map
 	// +listMapKey=key
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:XValidation:rule="self.all(m, m.key != 'capo-openstackmachine')",message="the key capo-openstackmachine is the controller's mark of the machine's server"
 	// +optional
 	ServerMetadata []ServerMetadata `json:"serverMetadata,omitempty"`
 
@@ -131,8 +145,13 @@ type PortOpts struct {
 	// +optional
 	SecurityGroups []SecurityGroupParam `json:"securityGroups,omitempty"`
 
-	// Tags are added to the port, besides the machine's.
+	// Tags are added to the port, besides the machine's: as many and of the form the machine's
+	// may be.
 	// +listType=set
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=60
+	// +kubebuilder:validation:items:Pattern=`^[^,/]+$`
 	// +optional
 	Tags []string `json:"tags,omitempty"`
 
