@@ -54,7 +54,13 @@ type world struct {
 
 func newWorld(t *testing.T, azs ...string) *world {
 	t.Helper()
-	cloud := fakeopenstack.New(fakeopenstack.Options{})
+	return newWorldWith(t, fakeopenstack.Options{}, azs...)
+}
+
+// newWorldWith is newWorld on a fake tuned by opts.
+func newWorldWith(t *testing.T, opts fakeopenstack.Options, azs ...string) *world {
+	t.Helper()
+	cloud := fakeopenstack.New(opts)
 	cloud.SetAvailabilityZones(azs...)
 	w := &world{cloud: cloud, subnets: map[string]*infrav1.Subnet{}, recorder: events.NewFakeRecorder(1000), memory: NewMemory()}
 	w.ext = cloud.AddNetwork("public", true)

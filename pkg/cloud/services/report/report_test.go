@@ -21,7 +21,11 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
 )
 
 func TestSpecErrorIsFoundThroughWrapping(t *testing.T) {
@@ -45,8 +49,31 @@ func TestActionIsTheVerbOfTheReason(t *testing.T) {
 	}
 }
 
-func TestARecorderWithoutSinkRecordsNothing(t *testing.T) {
+// A service may run without a recorder (nil), or with one that has no event recorder or no
+// object (tests, the benchmarks): nothing is recorded then, and nothing fails; with both, the
+// event names the resource and the log line goes to the logger.
+func TestARecorderRecordsOnlyWhereItHasASink(t *testing.T) {
+	g := NewWithT(t)
 	var nilRecorder *Recorder
-	nilRecorder.Changed("CreatedNetwork", Resource{Kind: "Network"}, "Created network %s", "n")
-	NewRecorder(nil, nil, logr.Discard()).Warn("LoadBalancerError", Resource{}, "in ERROR")
+	g.Expect(func() { nilRecorder.Changed("CreatedNetwork", Resource{Kind: "Network"}, "Created network %s", "n") }).NotTo(Panic())
+
+	var logged []string
+	log := funcr.New(func(prefix, args string) { logged = append(logged, args) }, funcr.Options{})
+	events := record.NewFakeRecorder(10)
+	eventsOnly := &eventsRecorder{FakeRecorder: events}
+	NewRecorder(eventsOnly, nil, log).Warn("LoadBalancerError", Resource{}, "in ERROR")
+	g.Expect(events.Events).To(BeEmpty(), "no object: no event")
+	g.Expect(logged).To(HaveLen(1), "but the log has it")
+	g.Expect(logged[0]).To(ContainSubstring(`"reason"="LoadBalancerError"`))
+
+	osc := &corev1.ConfigMap{}
+	NewRecorder(eventsOnly, osc, logr.Discard()).Changed("CreatedNetwork", Resource{Kind: "Network", Name: "n", ID: "id"}, "Created network %s", "n")
+	g.Expect(events.Events).To(Receive(Equal("Normal CreatedNetwork Created network n")))
+}
+
+// eventsRecorder turns client-go's old fake recorder into the events API's recorder.
+type eventsRecorder struct{ *record.FakeRecorder }
+
+func (r *eventsRecorder) Eventf(regarding, _ runtime.Object, eventType, reason, _, note string, args ...any) {
+	r.FakeRecorder.Eventf(regarding, eventType, reason, note, args...)
 }
