@@ -23,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,15 +140,19 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 
 func (o *options) validate() error {
 	var errs []error
+	// An empty list reaches the manager as "" (the components file's default, as clusterctl
+	// needs one): no entry.
+	o.allowedAuthHosts = slices.DeleteFunc(o.allowedAuthHosts, func(h string) bool { return strings.TrimSpace(h) == "" })
 	for i, h := range o.allowedAuthHosts {
 		o.allowedAuthHosts[i] = strings.ToLower(strings.TrimSpace(h))
-		if o.allowedAuthHosts[i] == "" || strings.ContainsAny(o.allowedAuthHosts[i], ":/ ") {
+		if strings.ContainsAny(o.allowedAuthHosts[i], ":/ \"") {
 			errs = append(errs, fmt.Errorf("--allowed-auth-url-hosts: %q is not a host name or address without a port", h))
 		}
 	}
+	o.dnsSuffixes = slices.DeleteFunc(o.dnsSuffixes, func(d string) bool { return strings.TrimSpace(d) == "" })
 	for i, d := range o.dnsSuffixes {
 		o.dnsSuffixes[i] = strings.ToLower(strings.Trim(strings.TrimSpace(d), "."))
-		if o.dnsSuffixes[i] == "" || strings.ContainsAny(o.dnsSuffixes[i], "*/: ") {
+		if o.dnsSuffixes[i] == "" || strings.ContainsAny(o.dnsSuffixes[i], "*/: \"") {
 			errs = append(errs, fmt.Errorf("--dns-suffixes: %q is not a DNS suffix", d))
 		}
 	}

@@ -75,6 +75,19 @@ func TestFlags(t *testing.T) {
 	g.Expect(o.watchNamespace).To(Equal("capi"))
 	g.Expect(o.manager.InsecureDiagnostics).To(BeTrue())
 
+	// The tenants' policy: the components file's empty default ("") is no entry.
+	o, err = parse(t, `--dns-suffixes=""`, `--allowed-auth-url-hosts=""`)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.dnsSuffixes).To(BeEmpty(), "DNS publishing off")
+	g.Expect(o.allowedAuthHosts).To(BeEmpty(), "any auth_url")
+	o, err = parse(t, "--dns-suffixes=Example.COM.,clusters.example.org", "--allowed-auth-url-hosts=Keystone.example.com,10.0.0.5")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.dnsSuffixes).To(Equal([]string{"example.com", "clusters.example.org"}))
+	g.Expect(o.allowedAuthHosts).To(Equal([]string{"keystone.example.com", "10.0.0.5"}))
+	_, err = parse(t, "--dns-suffixes=*.example.com", "--allowed-auth-url-hosts=keystone:5000")
+	g.Expect(err).To(MatchError(And(ContainSubstring(`--dns-suffixes: "*.example.com" is not a DNS suffix`),
+		ContainSubstring(`--allowed-auth-url-hosts: "keystone:5000" is not a host name or address without a port`))))
+
 	_, err = parse(t, "--openstackcluster-concurrency=0", "--sync-period=0s")
 	g.Expect(err).To(MatchError(And(ContainSubstring("--openstackcluster-concurrency must be at least 1, got 0"),
 		ContainSubstring("--sync-period must be positive"))))

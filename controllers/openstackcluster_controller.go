@@ -37,6 +37,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
@@ -140,7 +141,18 @@ func (c *clusterReconcile) loadBalancers() *loadbalancer.Service {
 			r.LoadBalancerMemory = loadbalancer.NewMemory()
 		}
 	})
-	return loadbalancer.NewService(c.clients.LoadBalancer, c.clients.Network, c.report, r.LoadBalancerMemory, c.clients.CloudKey)
+	return loadbalancer.NewService(c.clients.LoadBalancer, c.clients.Network, c.report, r.LoadBalancerMemory, c.clients.CloudKey, c.owner())
+}
+
+// owner is the cluster as the mark on its resources names it (ownership.Owner), in the
+// credential's project.
+func (c *clusterReconcile) owner() ownership.Owner {
+	return clusterOwner(c.osc, c.clients.ProjectID)
+}
+
+// clusterOwner is osc as the mark on its resources names it.
+func clusterOwner(osc *infrav1.OpenStackCluster, projectID string) ownership.Owner {
+	return ownership.Owner{Kind: "OpenStackCluster", Namespace: osc.Namespace, Name: osc.Name, Created: osc.CreationTimestamp.Time, ProjectID: projectID}
 }
 
 // connect builds the OpenStack clients from the cluster's identity.
@@ -150,7 +162,7 @@ func (c *clusterReconcile) connect(ctx context.Context) error {
 		return err
 	}
 	c.clients = clients
-	c.net = networking.NewService(clients.Network, c.report)
+	c.net = networking.NewService(clients.Network, c.report, c.owner())
 	c.net.Known(knownIDs(&c.osc.Status)...)
 	return nil
 }

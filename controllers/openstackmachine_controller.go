@@ -39,6 +39,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
@@ -152,9 +153,6 @@ type machineReconcile struct {
 	found        machineFindings
 }
 
-// owner is how the server's metadata and the ports' default description name the machine.
-func (m *machineReconcile) owner() string { return m.osm.Namespace + "/" + m.osm.Name }
-
 // conditionTypes are the conditions the controller owns on this machine, besides Ready and
 // Paused: APIServerIngressReady only on control plane machines.
 func (m *machineReconcile) conditionTypes() []string {
@@ -171,14 +169,16 @@ func (m *machineReconcile) identityRef() *infrav1.OpenStackIdentityReference {
 	return m.osc.Spec.IdentityRef
 }
 
-// compute is the compute service of one reconcile.
+// compute is the compute service of one reconcile, for the machine's server and ports.
 func (m *machineReconcile) compute() *compute.Service {
-	return compute.NewService(m.clients.Compute, m.clients.Image, m.clients.Network, m.report)
+	owner := ownership.Owner{Kind: "OpenStackMachine", Namespace: m.osm.Namespace, Name: m.osm.Name, Created: m.osm.CreationTimestamp.Time, ProjectID: m.clients.ProjectID}
+	return compute.NewService(m.clients.Compute, m.clients.Image, m.clients.Network, m.report, owner)
 }
 
-// loadBalancers is the load balancer service of one reconcile: membership keeps no memory.
+// loadBalancers is the load balancer service of one reconcile, for the cluster's load balancers:
+// membership keeps no memory.
 func (m *machineReconcile) loadBalancers() *loadbalancer.Service {
-	return loadbalancer.NewService(m.clients.LoadBalancer, m.clients.Network, m.report, nil, m.clients.CloudKey)
+	return loadbalancer.NewService(m.clients.LoadBalancer, m.clients.Network, m.report, nil, m.clients.CloudKey, clusterOwner(m.osc, m.clients.ProjectID))
 }
 
 // connect builds the OpenStack clients from the machine's identity (or its cluster's).
@@ -218,7 +218,7 @@ func (m *machineReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 func (m *machineReconcile) reconcileInstance(ctx context.Context) *instanceFound {
 	svc := m.compute()
 	known := knownServerID(m.osm)
-	server, gone, err := svc.Find(ctx, known, m.osm.Name, m.owner(), upstreamServer(m))
+	server, gone, err := svc.Find(ctx, known, m.osm.Name, upstreamServer(m))
 	switch {
 	case err != nil:
 		return &instanceFound{outcome: failedWith(err)}
@@ -230,7 +230,7 @@ func (m *machineReconcile) reconcileInstance(ctx context.Context) *instanceFound
 	case m.machine.Spec.Bootstrap.DataSecretName == nil:
 		return &instanceFound{waitingForBootstrap: true}
 	}
-	spec, err := m.instanceSpec(ctx, svc, networking.NewService(m.clients.Network, m.report))
+	spec, err := m.instanceSpec(ctx, svc, networking.NewService(m.clients.Network, m.report, ownership.Owner{}))
 	if err == nil {
 		server, err = svc.Create(ctx, spec)
 	}

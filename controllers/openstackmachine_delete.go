@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // machineDeletionFound is where a machine's deletion stands, for updateStatus.
@@ -61,7 +62,12 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	}
 	d.membershipGone = m.controlPlane
 	svc := m.compute()
-	server, _, err := svc.Find(ctx, knownServerID(m.osm), m.osm.Name, m.owner(), upstreamServer(m))
+	server, _, err := svc.Find(ctx, knownServerID(m.osm), m.osm.Name, upstreamServer(m))
+	if specErr, ok := report.AsSpecError(err); ok && specErr.Reason == infrav1.ResourceOwnedElsewhereReason {
+		// The recorded ID names a server that is not this machine's: it is left alone, and the
+		// machine's own, if any, is found by its name and mark.
+		server, _, err = svc.Find(ctx, "", m.osm.Name, upstreamServer(m))
+	}
 	if err != nil {
 		d.instanceErr = err
 		return ctrl.Result{}, err

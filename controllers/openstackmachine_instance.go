@@ -71,7 +71,6 @@ func (m *machineReconcile) instanceSpec(ctx context.Context, svc *compute.Servic
 	}
 	return &compute.InstanceSpec{
 		Name:             m.osm.Name,
-		Owner:            m.owner(),
 		FlavorID:         flavorID,
 		ImageID:          imageID,
 		KeyName:          s.SSHKeyName,

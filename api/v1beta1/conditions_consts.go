@@ -62,6 +62,10 @@ const (
 	// purpose (two networks of the cluster's name and mark, say): the controller never picks
 	// one; the message names them, for the operator to delete all but one.
 	DuplicateResourcesReason = "DuplicateResources"
+	// ResourceOwnedElsewhereReason means a resource in the cloud named as this object's carries
+	// another object's mark (their names collide): it is never adopted, changed or deleted, and
+	// nothing is made over it.
+	ResourceOwnedElsewhereReason = "ResourceOwnedElsewhere"
 
 	// ExternalNetworkNotFoundReason means no external network matched, or several did.
 	ExternalNetworkNotFoundReason = "ExternalNetworkNotFound"

@@ -33,6 +33,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
@@ -47,7 +48,8 @@ func serverLifecycle(t *testing.T, tg target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Network, nil)
+	name := fmt.Sprintf("capo-contract-%d", time.Now().UnixNano())
+	svc := compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Network, nil, ownership.Owner{Kind: "OpenStackMachine", Namespace: "contract", Name: name})
 	flavorID, err := svc.ResolveFlavor(ctx, ptr.To(framework.EnvOr("CAPO_CONTRACT_FLAVOR", "m1.tiny")), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -56,11 +58,10 @@ func serverLifecycle(t *testing.T, tg target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := fmt.Sprintf("capo-contract-%d", time.Now().UnixNano())
 	owner := "contract/" + name
 	portID := compute.PortIdentity{Name: name + "-0", Description: compute.DefaultPortDescription(owner)}
 	spec := &compute.InstanceSpec{
-		Name: name, Owner: owner, FlavorID: flavorID, ImageID: imageID, AvailabilityZone: tg.az,
+		Name: name, FlavorID: flavorID, ImageID: imageID, AvailabilityZone: tg.az,
 		UserData: []byte("#cloud-config\n"), Metadata: map[string]string{"purpose": "contract"}, Tags: []string{"capo-contract"},
 		Ports: []compute.PortSpec{{PortIdentity: portID, NetworkID: networkID, Tags: []string{"capo-contract"}}},
 	}
@@ -78,13 +79,13 @@ func serverLifecycle(t *testing.T, tg target) {
 	})
 
 	// Without the ID (a status lost before it was written) the server is found by name and owner.
-	found, gone, err := svc.Find(ctx, "", name, owner, nil)
+	found, gone, err := svc.Find(ctx, "", name, nil)
 	if err != nil || gone || found == nil || found.ID != created.ID {
 		t.Fatalf("find by name and owner: got %v, gone %v, err %v; want %s", found, gone, err, created.ID)
 	}
 	var server = found
 	if err := poll(120*time.Second, func() (bool, error) {
-		server, _, err = svc.Find(ctx, created.ID, name, owner, nil)
+		server, _, err = svc.Find(ctx, created.ID, name, nil)
 		if err == nil && server.Status == "ERROR" {
 			return false, fmt.Errorf("server in ERROR: %s", server.Fault.Message)
 		}
@@ -152,7 +153,7 @@ func membership(t *testing.T, tg target) {
 		t.Cleanup(func() { _ = tg.clients.Network.DeletePort(ctx, p.ID) })
 		addresses = append(addresses, p.FixedIPs[0].IPAddress)
 	}
-	svc := loadbalancer.NewService(tg.clients.LoadBalancer, tg.clients.Network, nil, nil, "contract")
+	svc := loadbalancer.NewService(tg.clients.LoadBalancer, tg.clients.Network, nil, nil, "contract", ownership.Owner{Kind: "OpenStackCluster", Namespace: "contract", Name: "c"})
 	all := []infrav1.LoadBalancer{{Name: name, ID: lbID, AvailabilityZone: tg.az}}
 	converge := func(targets []string, address string) (calls int) {
 		t.Helper()

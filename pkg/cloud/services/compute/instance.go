@@ -43,9 +43,7 @@ const OwnerMetadataKey = "capo-openstackmachine"
 
 // InstanceSpec is the server of one machine, with every reference resolved to an ID.
 type InstanceSpec struct {
-	Name string
-	// Owner is "<namespace>/<name>" of the OpenStackMachine.
-	Owner            string
+	Name             string
 	FlavorID         string
 	ImageID          string
 	KeyName          string
@@ -67,13 +65,24 @@ type Legacy struct {
 	NotBefore time.Time
 }
 
-// Find returns the machine's server: the one whose ID the status records, or else the one named
-// name that carries owner in its metadata (a server created before the status was written), or
-// else, when legacy is given, the one server named name that carries no owner at all and that
-// legacy recognises as upstream CAPO's server of the machine. Two alike are an error, never a
-// guess (ownership.Choose). gone reports that the recorded server no longer exists. A server Nova is
-// deleting is returned like any other; its status says DELETED or its task state says deleting.
-func (s *Service) Find(ctx context.Context, knownID, name, owner string, legacy *Legacy) (server *servers.Server, gone bool, err error) {
+// Find returns the machine's server: the one whose ID the status or the provider ID names, when
+// it carries the machine's mark (or is upstream CAPO's server of the machine, as legacy
+// recognises it: Legacy), or else the one named name that carries the mark, or else, when legacy
+// is given, the one so named that upstream made. Two alike are an error, never a guess
+// (ownership.Choose). A recorded ID is a hint, never proof: a server it names that is another's
+// is a ResourceOwnedElsewhere error, and nothing is done to it. gone reports that the recorded
+// server no longer exists. A server Nova is deleting is returned like any other; its status says
+// DELETED or its task state says deleting.
+func (s *Service) Find(ctx context.Context, knownID, name string, legacy *Legacy) (server *servers.Server, gone bool, err error) {
+	claim := func(sv *servers.Server) ownership.Candidate {
+		r := ownership.Resource{ID: sv.ID, Name: sv.Name, ProjectID: sv.TenantID, Created: sv.Created}
+		if mark, marked := sv.Metadata[OwnerMetadataKey]; marked {
+			r.MarkedFor = s.owner.Kind + " " + mark
+		} else {
+			r.Legacy = sv.Name == name && legacy.recognises(sv)
+		}
+		return s.owner.Claim(r)
+	}
 	if knownID != "" {
 		server, err := s.compute.GetServer(ctx, knownID)
 		switch {
@@ -82,6 +91,13 @@ func (s *Service) Find(ctx context.Context, knownID, name, owner string, legacy 
 		case err != nil:
 			return nil, false, fmt.Errorf("getting server %s: %w", knownID, err)
 		}
+		c := claim(server)
+		if !ownership.Mine(c) {
+			if c.Claim != ownership.Foreign {
+				c.Claim, c.Owner = ownership.Foreign, "no machine of this provider (it carries no mark, and is not upstream's server of this machine)"
+			}
+			return nil, false, ownership.OwnedElsewhere("server", c)
+		}
 		return server, false, nil
 	}
 	// Nova's name filter is a regular expression.
@@ -89,20 +105,22 @@ func (s *Service) Find(ctx context.Context, knownID, name, owner string, legacy 
 	if err != nil {
 		return nil, false, fmt.Errorf("listing servers named %s: %w", name, err)
 	}
-	claim := func(sv *servers.Server) ownership.Candidate {
-		c := ownership.Candidate{ID: sv.ID, Name: sv.Name}
-		_, marked := sv.Metadata[OwnerMetadataKey]
-		switch {
-		case sv.Name != name:
-		case sv.Metadata[OwnerMetadataKey] == owner:
-			c.Claim = ownership.Ours
-		case !marked && legacy.recognises(sv):
-			c.Claim = ownership.Upstream
-		}
-		return c
-	}
-	server, err = ownership.Find("server", name, found, claim)
+	found = slices.DeleteFunc(found, func(sv servers.Server) bool { return sv.Name != name })
+	// A server is named after its machine, and machines of two namespaces may share a name: one
+	// that another machine's mark claims is simply not this one's.
+	server, err = ownership.Find("server", name, found, func(sv *servers.Server) ownership.Candidate {
+		return notAConflict(claim(sv))
+	})
 	return server, false, err
+}
+
+// notAConflict is a claim where another machine's mark means "not this machine's" rather than a
+// conflict: servers and ports are named after their machine, which need not be unique.
+func notAConflict(c ownership.Candidate) ownership.Candidate {
+	if c.Claim == ownership.Foreign {
+		c.Claim = ownership.Unclaimed
+	}
+	return c
 }
 
 func (l *Legacy) recognises(sv *servers.Server) bool {
@@ -124,7 +142,7 @@ func (s *Service) Create(ctx context.Context, spec *InstanceSpec) (*servers.Serv
 	if metadata == nil {
 		metadata = map[string]string{}
 	}
-	metadata[OwnerMetadataKey] = spec.Owner
+	metadata[OwnerMetadataKey] = s.owner.Namespace + "/" + s.owner.Name
 	opts := servers.CreateOpts{
 		Name:             spec.Name,
 		ImageRef:         spec.ImageID,

@@ -26,6 +26,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -67,7 +68,13 @@ type mocked struct {
 func newMocked(t *testing.T) (*mocked, *Service) {
 	c := gomock.NewController(t)
 	m := &mocked{compute: mock.NewMockComputeClient(c), image: mock.NewMockImageClient(c), net: mock.NewMockNetworkClient(c), recorder: events.NewFakeRecorder(20)}
-	return m, NewService(m.compute, m.image, m.net, report.NewRecorder(m.recorder, &infrav1.OpenStackMachine{}, logr.Discard()))
+	return m, m.serviceFor("m1")
+}
+
+// serviceFor is a service for the machine name of namespace ns.
+func (m *mocked) serviceFor(name string) *Service {
+	return NewService(m.compute, m.image, m.net, report.NewRecorder(m.recorder, &infrav1.OpenStackMachine{}, logr.Discard()),
+		ownership.Owner{Kind: "OpenStackMachine", Namespace: "ns", Name: name})
 }
 
 // wire is a request body as OpenStack receives it: through JSON.
@@ -93,7 +100,7 @@ func portSpec() PortSpec {
 
 func instanceSpec() *InstanceSpec {
 	return &InstanceSpec{
-		Name: "m1", Owner: owner, FlavorID: "flavor-1", ImageID: "image-1", KeyName: "ops", AvailabilityZone: "az2",
+		Name: "m1", FlavorID: "flavor-1", ImageID: "image-1", KeyName: "ops", AvailabilityZone: "az2",
 		ServerGroupID: "group-1", UserData: []byte("#cloud-config\n"), Metadata: map[string]string{"role": "cp"},
 		Tags: []string{"team-a"}, Ports: []PortSpec{portSpec()},
 	}
@@ -192,15 +199,28 @@ func TestFind(t *testing.T) {
 	ctx := context.Background()
 	m, svc := newMocked(t)
 
-	m.compute.EXPECT().GetServer(ctx, "known").Return(&servers.Server{ID: "known"}, nil)
-	server, gone, err := svc.Find(ctx, "known", "m1", owner, nil)
+	m.compute.EXPECT().GetServer(ctx, "known").Return(&servers.Server{ID: "known", Name: "m1", Metadata: map[string]string{OwnerMetadataKey: owner}}, nil)
+	server, gone, err := svc.Find(ctx, "known", "m1", nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(gone).To(BeFalse())
 	g.Expect(server.ID).To(Equal("known"))
 
+	// The ID the status or the provider ID records is a hint: a server another machine's mark
+	// claims, or none, is not this machine's, and nothing is done to it.
+	for _, metadata := range []map[string]string{{OwnerMetadataKey: "team-a/db"}, {}} {
+		m.compute.EXPECT().GetServer(ctx, "known").Return(&servers.Server{ID: "known", Name: "m1", Metadata: metadata}, nil)
+		server, gone, err = svc.Find(ctx, "known", "m1", nil)
+		g.Expect(err).To(MatchError(ContainSubstring("server m1 (known) belongs to ")))
+		specErr, ok := report.AsSpecError(err)
+		g.Expect(ok).To(BeTrue())
+		g.Expect(specErr.Reason).To(Equal(infrav1.ResourceOwnedElsewhereReason))
+		g.Expect(server).To(BeNil())
+		g.Expect(gone).To(BeFalse())
+	}
+
 	// A recorded server that Nova no longer has is reported, not looked up by name again.
 	m.compute.EXPECT().GetServer(ctx, "known").Return(nil, err404)
-	server, gone, err = svc.Find(ctx, "known", "m1", owner, nil)
+	server, gone, err = svc.Find(ctx, "known", "m1", nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(gone).To(BeTrue())
 	g.Expect(server).To(BeNil())
@@ -213,7 +233,7 @@ func TestFind(t *testing.T) {
 		{ID: "prefixed", Name: "m1.ab", Metadata: map[string]string{OwnerMetadataKey: "ns/m1.a"}},
 		mine,
 	}, nil)
-	server, _, err = svc.Find(ctx, "", "m1.a", "ns/m1.a", nil)
+	server, _, err = m.serviceFor("m1.a").Find(ctx, "", "m1.a", nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(server.ID).To(Equal("mine"))
 
@@ -221,11 +241,11 @@ func TestFind(t *testing.T) {
 	copied := mine
 	copied.ID, copied.Created = "copied", now.Add(-time.Minute)
 	m.compute.EXPECT().ListServers(ctx, gomock.Any()).Return([]servers.Server{mine, copied}, nil)
-	_, _, err = svc.Find(ctx, "", "m1.a", "ns/m1.a", nil)
+	_, _, err = m.serviceFor("m1.a").Find(ctx, "", "m1.a", nil)
 	g.Expect(err).To(MatchError("2 servers named m1.a (copied, mine) are all this object's: delete all but one"))
 
 	m.compute.EXPECT().ListServers(ctx, gomock.Any()).Return([]servers.Server{{ID: "x", Name: "m1", Metadata: map[string]string{}}}, nil)
-	server, gone, err = svc.Find(ctx, "", "m1", owner, nil)
+	server, gone, err = svc.Find(ctx, "", "m1", nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(server).To(BeNil())
 	g.Expect(gone).To(BeFalse())
@@ -244,7 +264,7 @@ func TestFindRecognisesTheServerUpstreamCAPOCreated(t *testing.T) {
 	}
 
 	list(upstream)
-	server, _, err := svc.Find(ctx, "", "m1", owner, legacy)
+	server, _, err := svc.Find(ctx, "", "m1", legacy)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(server.ID).To(Equal("upstream"), "named after the machine, unmarked, on the cluster network, younger than the machine")
 
@@ -255,19 +275,19 @@ func TestFindRecognisesTheServerUpstreamCAPOCreated(t *testing.T) {
 	marked := upstream
 	marked.ID, marked.Metadata = "another-machines", map[string]string{OwnerMetadataKey: "other/m1"}
 	list(older, otherNet, marked)
-	server, _, err = svc.Find(ctx, "", "m1", owner, legacy)
+	server, _, err = svc.Find(ctx, "", "m1", legacy)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(server).To(BeNil(), "older than the machine, on another network, or marked for another machine: not this machine's")
 
 	list(upstream)
-	server, _, err = svc.Find(ctx, "", "m1", owner, nil)
+	server, _, err = svc.Find(ctx, "", "m1", nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(server).To(BeNil(), "only when asked")
 
 	twin := upstream
 	twin.ID = "twin"
 	list(upstream, twin)
-	_, _, err = svc.Find(ctx, "", "m1", owner, legacy)
+	_, _, err = svc.Find(ctx, "", "m1", legacy)
 	g.Expect(err).To(MatchError("2 servers named m1 (twin, upstream) are all this object's: delete all but one"))
 	_, isSpec := report.AsSpecError(err)
 	g.Expect(isSpec).To(BeTrue(), "a choice only the user can make")
@@ -275,7 +295,7 @@ func TestFindRecognisesTheServerUpstreamCAPOCreated(t *testing.T) {
 	ourMark := upstream
 	ourMark.ID, ourMark.Metadata = "ours", map[string]string{OwnerMetadataKey: owner}
 	list(upstream, ourMark)
-	server, _, err = svc.Find(ctx, "", "m1", owner, legacy)
+	server, _, err = svc.Find(ctx, "", "m1", legacy)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(server.ID).To(Equal("ours"), "this provider's mark wins")
 }

@@ -78,11 +78,10 @@ func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, 
 	// A port a failed attempt left for this server carries its name and description and is
 	// attached to nothing: one attached elsewhere is not this machine's.
 	port, err := ownership.Find("port", spec.Name, found, func(p *ports.Port) ownership.Candidate {
-		c := ownership.Candidate{ID: p.ID, Name: p.Name}
-		if p.Description == spec.Description && p.DeviceID == "" {
-			c.Claim = ownership.Ours
+		if p.DeviceID != "" {
+			return ownership.Candidate{ID: p.ID, Name: p.Name}
 		}
-		return c
+		return notAConflict(s.portClaim(p, spec.PortIdentity))
 	})
 	if err != nil {
 		return nil, err
@@ -108,23 +107,28 @@ func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, 
 		}
 		s.report.Changed("CreatedPort", report.Resource{Kind: "Port", Name: spec.Name, ID: port.ID}, "Created port %s (%s)", spec.Name, port.ID)
 	}
-	if _, err := networking.EnsureTags(ctx, s.network, "ports", port.ID, port.Tags, spec.Tags); err != nil {
+	tags := spec.Tags
+	if spec.Description != s.owner.Description() {
+		// The description is the user's: the machine's mark goes into a tag.
+		tags = networking.Union(tags, []string{s.owner.Tag()})
+	}
+	if _, err := networking.EnsureTags(ctx, s.network, "ports", port.ID, port.Tags, tags); err != nil {
 		return nil, fmt.Errorf("port %s: %w", spec.Name, err)
 	}
 	return port, nil
 }
 
-// portClaim reads whether a port named after one of the machine's is the machine's: its
-// description, or upstream's for a port attached to nothing.
-func portClaim(p *ports.Port, id PortIdentity) ownership.Candidate {
-	c := ownership.Candidate{ID: p.ID, Name: p.Name}
-	switch {
-	case p.Description == id.Description:
-		c.Claim = ownership.Ours
-	case id.UpstreamDescription != "" && p.Description == id.UpstreamDescription && p.DeviceID == "":
-		c.Claim = ownership.Upstream
-	}
-	return c
+// portClaim is what a port named after one of the machine's is to the machine: its mark is the
+// machine's description (the default one) or the machine's tag (on a port whose description is
+// the user's). Without a mark, a port attached to nothing that carries upstream's description,
+// or the user's description without the tag (made by a release before marks, or left by a
+// crash before the tag), is the machine's when it is younger than the machine and in its
+// project (ownership.Owner.Claim).
+func (s *Service) portClaim(p *ports.Port, id PortIdentity) ownership.Candidate {
+	described := p.Description == id.Description || (id.UpstreamDescription != "" && p.Description == id.UpstreamDescription)
+	r := ownership.Resource{ID: p.ID, Name: p.Name, Tags: p.Tags, Description: p.Description, ProjectID: p.ProjectID, Created: p.CreatedAt,
+		Legacy: described && p.DeviceID == ""}
+	return s.owner.Claim(r)
 }
 
 // DeletePorts deletes the machine's ports; call it once the server is gone.
@@ -135,7 +139,9 @@ func (s *Service) DeletePorts(ctx context.Context, identities []PortIdentity) er
 			return fmt.Errorf("listing ports named %s: %w", id.Name, err)
 		}
 		for _, p := range found {
-			if portClaim(&p, id).Claim == ownership.Unclaimed {
+			// Once the server is gone its ports are attached to nothing: one attached to a
+			// device is another's, whatever it carries.
+			if p.DeviceID != "" || !ownership.Mine(s.portClaim(&p, id)) {
 				continue
 			}
 			if err := s.network.DeletePort(ctx, p.ID); err != nil && !clients.IsNotFound(err) {

@@ -18,6 +18,7 @@ package compute
 
 import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -27,9 +28,13 @@ type Service struct {
 	image   clients.ImageClient
 	network clients.NetworkClient
 	report  *report.Recorder
+	// owner is the OpenStackMachine the server and ports are for: they carry its mark (the
+	// server in its Nova metadata, the ports in their description or a tag).
+	owner ownership.Owner
 }
 
-// NewService returns a compute service that reports what it changes to rep.
-func NewService(compute clients.ComputeClient, image clients.ImageClient, network clients.NetworkClient, rep *report.Recorder) *Service {
-	return &Service{compute: compute, image: image, network: network, report: rep}
+// NewService returns a compute service for owner's server and ports, which reports what it
+// changes to rep.
+func NewService(compute clients.ComputeClient, image clients.ImageClient, network clients.NetworkClient, rep *report.Recorder, owner ownership.Owner) *Service {
+	return &Service{compute: compute, image: image, network: network, report: rep, owner: owner}
 }

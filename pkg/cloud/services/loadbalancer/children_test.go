@@ -51,7 +51,7 @@ func TestMigrationRenamesEachChild(t *testing.T) {
 		lb, err := w.cloud.LoadBalancer().GetLoadBalancer(ctx, old.ID)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(lb.Name).To(Equal(d.Name))
-		g.Expect(lb.Tags).To(ConsistOf("user-tag", OwnerTag("ns", "c")), "the user's tags are kept")
+		g.Expect(lb.Tags).To(ConsistOf("user-tag", OwnerTag("ns", "c"), testOwner.Tag()), "the user's tags are kept, the cluster's mark added")
 		ev := w.events()
 		g.Expect(ev).To(ContainSubstring("RenamedLoadBalancer"))
 		g.Expect(ev).To(ContainSubstring("Warning LoadBalancerVIPSubnet"))
@@ -80,7 +80,7 @@ func TestMigrationRenamesEachChild(t *testing.T) {
 		renamed, err := w.cloud.LoadBalancer().GetLoadBalancer(ctx, lb.ID)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(renamed.Name).To(Equal(legacy))
-		g.Expect(renamed.Tags).To(ConsistOf("user-tag", OwnerTag("ns", "c")))
+		g.Expect(renamed.Tags).To(ConsistOf("user-tag", OwnerTag("ns", "c"), testOwner.Tag()))
 	})
 
 	// A child of port 8132 still carries the legacy name; the load balancer already has its own.

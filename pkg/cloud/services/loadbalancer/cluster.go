@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -137,6 +138,9 @@ func (s *Service) findUnrecorded(ctx context.Context, p *Plan, namespace, cluste
 		planned[e.AvailabilityZone] = true
 	}
 	for _, lb := range tagged {
+		if !ownership.Mine(s.claim(&lb)) {
+			continue // the tag collides between clusters: the mark says whose it is
+		}
 		az, ok := zoneOfName(lb.Name, namespace, cluster)
 		if !ok || az == "" || planned[az] {
 			continue

@@ -84,7 +84,7 @@ func TestCreateIsOneFullyPopulatedLoadBalancerWithTheZoneHint(t *testing.T) {
 		g.Expect(lb.AvailabilityZone).To(Equal(az))
 		g.Expect(lb.VipSubnetID).To(Equal(w.subnets[az].ID))
 		g.Expect(lb.Provider).To(Equal("amphora"))
-		g.Expect(lb.Tags).To(ConsistOf(OwnerTag("ns", "c")))
+		g.Expect(lb.Tags).To(ConsistOf(OwnerTag("ns", "c"), testOwner.Tag()), "the cluster's mark, in the create call")
 		ls, err := w.cloud.LoadBalancer().ListListeners(ctx, listeners.ListOpts{LoadbalancerID: lb.ID})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(ls).To(HaveLen(2))

@@ -29,6 +29,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -94,6 +95,9 @@ func (s *Service) Delete(ctx context.Context, r *Removal) (done bool, err error)
 		if !tagged && !slices.Contains(r.Names, lb.Name) && !slices.Contains(r.IDs, lb.ID) {
 			continue
 		}
+		if !ownership.Mine(s.claim(lb)) {
+			continue // named, tagged or recorded as the cluster's, but another's or nobody's: never deleted
+		}
 		done = false
 		wg.Go(func() { errs[i] = s.remove(ctx, lb, r) })
 	}
@@ -138,8 +142,8 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 		return fmt.Errorf("listing the floating IPs of load balancer %s: %w", lb.Name, err)
 	}
 	for _, fip := range fips {
-		if slices.Contains(r.KeepAddresses, fip.FloatingIP) {
-			continue
+		if slices.Contains(r.KeepAddresses, fip.FloatingIP) || !ownsFloatingIP(fip.Description, r.Namespace, r.Cluster) {
+			continue // the user's, or anyone's but the controller's: kept
 		}
 		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("releasing floating IP %s of load balancer %s: %w", fip.FloatingIP, lb.Name, err)

@@ -163,7 +163,7 @@ func TestClusterDeletionDeletesEveryLoadBalancerAtOnce(t *testing.T) {
 	// Each zone's floating IP is listed only once Octavia has both deletes: a removal that
 	// waited for one zone's floating IP before deleting the next load balancer would time out.
 	neutron := slowNeutron{NetworkClient: w.cloud.Network(), ready: func() bool { return w.cloud.Calls()["DeleteLoadBalancer"] >= 2 }}
-	s := NewService(w.cloud.LoadBalancer(), neutron, report.NewRecorder(w.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), w.memory, "fake")
+	s := NewService(w.cloud.LoadBalancer(), neutron, report.NewRecorder(w.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), w.memory, "fake", testOwner)
 
 	w.cloud.ResetCalls()
 	done, err := s.Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", AllTagged: true, ExternalNetworkID: w.ext})

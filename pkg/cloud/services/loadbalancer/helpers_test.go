@@ -34,6 +34,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/mock"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
@@ -66,7 +67,7 @@ func newMocked(t *testing.T) *mocked {
 }
 
 func (m *mocked) service() *Service {
-	return NewService(m.lb, m.net, report.NewRecorder(m.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), m.memory, "cloud-a")
+	return NewService(m.lb, m.net, report.NewRecorder(m.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), m.memory, "cloud-a", testOwner)
 }
 
 func (m *mocked) events() string {
@@ -253,3 +254,6 @@ func (w *world) unroutedSubnet() *infrav1.Subnet {
 	id := w.cloud.AddSubnet(w.network.ID, "unrouted", "10.10.9.0/24")
 	return &infrav1.Subnet{Name: "unrouted", ID: id, CIDR: "10.10.9.0/24"}
 }
+
+// testOwner is the OpenStackCluster the tests' load balancers are for (the cluster c of ns).
+var testOwner = ownership.Owner{Kind: "OpenStackCluster", Namespace: "ns", Name: "c"}

@@ -145,7 +145,14 @@ func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBal
 		case err != nil:
 			return nil, fmt.Errorf("reading the status of load balancer %s: %w", known.ID, err)
 		case tree.Loadbalancer != nil && (tree.Loadbalancer.Name == d.Name || slices.Contains(d.FormerNames, tree.Loadbalancer.Name)):
-			return &found{id: known.ID, name: tree.Loadbalancer.Name, provisioning: tree.Loadbalancer.ProvisioningStatus, tree: tree.Loadbalancer}, nil
+			// The status names it: a hint, proved by the owner's mark (read once per manager).
+			mine, err := s.verified(ctx, known.ID)
+			if err != nil {
+				return nil, err
+			}
+			if mine {
+				return &found{id: known.ID, name: tree.Loadbalancer.Name, provisioning: tree.Loadbalancer.ProvisioningStatus, tree: tree.Loadbalancer}, nil
+			}
 		}
 	}
 	for _, name := range append([]string{d.Name}, d.FormerNames...) {
@@ -153,9 +160,7 @@ func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBal
 		if err != nil {
 			return nil, fmt.Errorf("listing load balancers named %s: %w", name, err)
 		}
-		lb, err := ownership.Find("load balancer", name, lbs, func(lb *loadbalancers.LoadBalancer) ownership.Candidate {
-			return ownership.Candidate{ID: lb.ID, Name: lb.Name, Claim: ownership.Ours}
-		})
+		lb, err := ownership.Find("load balancer", name, lbs, s.claim)
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +240,7 @@ func (s *Service) create(ctx context.Context, d *Desired) Outcome {
 	}
 	opts := loadbalancers.CreateOpts{
 		Name: d.Name, Description: "Kubernetes API server of " + zoneWords(d.AvailabilityZone), VipNetworkID: d.Network.ID,
-		Provider: d.Provider, FlavorID: flavorID, AvailabilityZone: hint, Tags: d.Tags,
+		Provider: d.Provider, FlavorID: flavorID, AvailabilityZone: hint, Tags: s.tags(d),
 	}
 	if d.Subnet != nil {
 		opts.VipSubnetID = d.Subnet.ID
@@ -348,7 +353,7 @@ func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *in
 	s.memory.forgetError(f.id)
 	s.memory.forgetPending(f.id)
 
-	if f.name != d.Name || (f.lb != nil && !networking.ContainsAll(f.lb.Tags, d.Tags)) {
+	if f.name != d.Name || (f.lb != nil && !networking.ContainsAll(f.lb.Tags, s.tags(d))) {
 		return s.renameLoadBalancer(ctx, d, f, status)
 	}
 	if f.tree == nil {
@@ -413,7 +418,7 @@ func (s *Service) renameLoadBalancer(ctx context.Context, d *Desired, f *found, 
 		}
 		f.lb = lb
 	}
-	tags := networking.Union(f.lb.Tags, d.Tags)
+	tags := networking.Union(f.lb.Tags, s.tags(d))
 	name := d.Name
 	if _, err := s.lb.UpdateLoadBalancer(ctx, f.id, loadbalancers.UpdateOpts{Name: &name, Tags: &tags}); err != nil {
 		if clients.IsConflict(err) {

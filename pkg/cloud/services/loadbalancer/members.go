@@ -241,6 +241,16 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 	if strings.HasPrefix(tree.Loadbalancer.ProvisioningStatus, "PENDING_") {
 		return false, nil
 	}
+	// The status names the load balancer: a hint. Before a member is added or removed, its
+	// mark must say it is the cluster's (read once per reconcile, and only when something
+	// changes).
+	verify := func() (bool, error) {
+		mine, err := s.verified(ctx, lb.ID)
+		if err == nil && !mine {
+			err = fmt.Errorf("load balancer %s (%s) does not carry the mark of %s: its members are left alone", lb.Name, lb.ID, s.owner)
+		}
+		return mine, err
+	}
 	// Pools are found by the names the load balancer controller gives them, from the load
 	// balancer's current name: a pool still under a former name (a migration under way) is left
 	// alone, so that a rename never costs a member.
@@ -261,6 +271,9 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 			keep := member && current
 			if ours && !keep {
 				// Not a target any more, or an old address of the machine.
+				if mine, err := verify(); !mine {
+					return false, err
+				}
 				return s.deleteMember(ctx, lb, name, p, &mb)
 			}
 		}
@@ -272,6 +285,9 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 		p := poolNamed(tree.Loadbalancer, ChildName(name, port))
 		if slices.ContainsFunc(p.Members, func(mb pools.Member) bool { return mb.Address == m.Address && mb.ProtocolPort == port }) {
 			continue
+		}
+		if mine, err := verify(); !mine {
+			return false, err
 		}
 		_, err := s.lb.CreateMember(ctx, p.ID, pools.CreateMemberOpts{Name: m.Name, Address: m.Address, ProtocolPort: port, SubnetID: m.SubnetID})
 		switch {

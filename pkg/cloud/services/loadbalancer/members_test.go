@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	. "github.com/onsi/gomega"
 	"go.uber.org/mock/gomock"
@@ -182,6 +183,8 @@ func TestMembershipCalls(t *testing.T) {
 		mk := newMocked(t)
 		tr := tree(d.Name, d.Name, "ACTIVE", 6443, 8132)
 		mk.lb.EXPECT().GetLoadBalancerStatuses(ctx, lbID).Return(tr, nil).Times(2)
+		// Its mark is read once: a member is added only to a load balancer of the cluster's.
+		mk.lb.EXPECT().GetLoadBalancer(ctx, lbID).Return(&loadbalancers.LoadBalancer{ID: lbID, Name: d.Name, Tags: []string{testOwner.Tag()}}, nil)
 		mk.lb.EXPECT().CreateMember(ctx, "p"+ChildName(d.Name, 6443), pools.CreateMemberOpts{Name: "cp-1", Address: "10.6.0.11", ProtocolPort: 6443, SubnetID: "cluster-subnet"}).
 			Return(&pools.Member{}, nil)
 		done, err := mk.service().ReconcileMembership(ctx, []infrav1.LoadBalancer{lb}, []string{lbID}, ports, m)

@@ -51,6 +51,8 @@ type Memory struct {
 	// allocations are the floating IPs allocated in the background for load balancers Octavia
 	// is still creating, by load balancer ID, until a reconcile takes the result.
 	allocations map[string]*allocation
+	// owners are the marks (owner tags) seen on load balancers, by ID: what verified reads once.
+	owners map[string]string
 }
 
 // allocation is a floating IP being allocated (done false), or allocated (fip) or not (fip
@@ -69,7 +71,7 @@ type errorObservation struct {
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
 	return &Memory{ErrorInterval: ErrorRequeue, capabilities: map[string]*capabilities{}, errorSeen: map[string]*errorObservation{},
-		pendingSince: map[string]time.Time{}, stepwise: map[string]bool{}, allocations: map[string]*allocation{}}
+		pendingSince: map[string]time.Time{}, stepwise: map[string]bool{}, allocations: map[string]*allocation{}, owners: map[string]string{}}
 }
 
 // createsStepwise says whether load balancers of cloud are created alone, their children one by
@@ -186,6 +188,20 @@ func (m *Memory) allocationOf(id string, take bool) *allocation {
 	}
 	c := *a
 	return &c
+}
+
+// owns says whether load balancer id was seen carrying the mark tag.
+func (m *Memory) owns(id, tag string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.owners[id] == tag
+}
+
+// learnOwner records that load balancer id carries the mark tag.
+func (m *Memory) learnOwner(id, tag string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.owners[id] = tag
 }
 
 func (m *Memory) forgetError(id string) {

@@ -34,6 +34,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/mock"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 )
 
 // These unit tests (mocks, no API server) pin how the spec and the status become the load
@@ -48,7 +49,7 @@ func planFixture(t *testing.T) (*networking.Service, *mock.MockNetworkClient, *i
 	osc.Spec.APIServerFloatingIP = ptr.To("172.24.4.99")
 	osc.Spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), Network: &infrav1.NetworkParam{ID: ptr.To("lb-net")}}
 	osc.Status.ExternalNetwork = &infrav1.NetworkStatus{ID: "public"}
-	return networking.NewService(client, nil), client, osc
+	return networking.NewService(client, nil, ownership.Owner{}), client, osc
 }
 
 func mapping(az string, subnet infrav1.SubnetParam) infrav1.AZSubnetMapping {

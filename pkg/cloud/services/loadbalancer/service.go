@@ -24,7 +24,14 @@ limitations under the License.
 package loadbalancer
 
 import (
+	"context"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -35,14 +42,53 @@ type Service struct {
 	report   *report.Recorder
 	memory   *Memory
 	cloudKey string
+	// owner is the OpenStackCluster the load balancers are the API server's of: they carry its
+	// mark (Owner.Tag), and none without it is changed or deleted.
+	owner ownership.Owner
 }
 
-// NewService returns a service for one reconcile, which reports what it changes to rep. memory
-// outlives it: it carries what the controller learnt about the cloud (Octavia capabilities) and
-// the ERROR observations of load balancers; cloudKey identifies the cloud in it.
-func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, rep *report.Recorder, memory *Memory, cloudKey string) *Service {
+// NewService returns a service for one reconcile of owner's load balancers, which reports what it
+// changes to rep. memory outlives it: it carries what the controller learnt about the cloud
+// (Octavia capabilities), the ERROR observations of load balancers and which carry owner's mark;
+// cloudKey identifies the cloud in it.
+func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, rep *report.Recorder, memory *Memory, cloudKey string, owner ownership.Owner) *Service {
 	if memory == nil {
 		memory = NewMemory()
 	}
-	return &Service{lb: lb, net: net, report: rep, memory: memory, cloudKey: cloudKey}
+	return &Service{lb: lb, net: net, report: rep, memory: memory, cloudKey: cloudKey, owner: owner}
+}
+
+// claim is what a load balancer is to the owner (ownership.Owner.Claim): one found under a name
+// the owner's are given, or carrying the owner tag an earlier release put on them (OwnerTag,
+// which collides between clusters and so is no mark), is upstream's or an earlier release's
+// when it carries no mark.
+func (s *Service) claim(lb *loadbalancers.LoadBalancer) ownership.Candidate {
+	return s.owner.Claim(ownership.Resource{ID: lb.ID, Name: lb.Name, Tags: lb.Tags, ProjectID: lb.ProjectID, Created: lb.CreatedAt, Legacy: true})
+}
+
+// tags are the tags d's load balancer carries: the spec's, the legacy OwnerTag, and the owner's
+// mark.
+func (s *Service) tags(d *Desired) []string { return networking.Union(d.Tags, []string{s.owner.Tag()}) }
+
+// verified says whether the load balancer id carries the owner's mark, reading it once per
+// manager (Memory): a load balancer the status names is a hint, and is changed only once its
+// mark is seen. ok false with a nil error means it is not the owner's (err says whose, when
+// another's).
+func (s *Service) verified(ctx context.Context, id string) (ok bool, err error) {
+	if s.memory.owns(id, s.owner.Tag()) {
+		return true, nil
+	}
+	lb, err := s.lb.GetLoadBalancer(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("reading load balancer %s: %w", id, err)
+	}
+	c := s.claim(lb)
+	switch c.Claim {
+	case ownership.Ours:
+		s.memory.learnOwner(id, s.owner.Tag())
+		return true, nil
+	case ownership.Foreign:
+		return false, ownership.OwnedElsewhere("load balancer", c)
+	}
+	return c.Claim == ownership.Upstream, nil
 }

@@ -237,11 +237,13 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 	if known != nil && known.ID != "" {
 		n, err := s.client.GetNetwork(ctx, known.ID)
 		switch {
-		case err == nil:
+		case err == nil && ownership.Mine(s.claim(n.ID, n.Name, n.Description, n.Tags, n.ProjectID, n.CreatedAt)):
 			if status, ok := s.knownSubnetsStillThere(n, known, spec); ok {
 				return status, nil
 			}
 			network = n // still there, but its subnets or tags need work
+		case err == nil:
+			// The status names a network that is not the cluster's: a hint, never proof.
 		case !clients.IsNotFound(err):
 			return nil, fmt.Errorf("getting network %s: %w", known.ID, err)
 		}
@@ -252,7 +254,7 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 			return nil, err
 		}
 	}
-	tags, err := s.ensureTags(ctx, "networks", network.ID, network.Tags, spec.Tags)
+	tags, err := s.ensureTags(ctx, "networks", network.ID, network.Tags, s.markedTags(network.Description, spec.Tags))
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +269,7 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 		if err != nil {
 			return nil, err
 		}
-		snTags, err := s.ensureTags(ctx, "subnets", sn.ID, sn.Tags, spec.Tags)
+		snTags, err := s.ensureTags(ctx, "subnets", sn.ID, sn.Tags, s.markedTags(sn.Description, spec.Tags))
 		if err != nil {
 			return nil, err
 		}
@@ -285,10 +287,10 @@ func (s *Service) findOrCreateNetwork(ctx context.Context, name string, spec *in
 		return nil, fmt.Errorf("listing networks named %s: %w", name, err)
 	}
 	claim := func(n *networks.Network) ownership.Candidate {
-		return ownership.Candidate{ID: n.ID, Name: n.Name, Claim: ownership.Ours}
+		return s.claim(n.ID, n.Name, n.Description, n.Tags, n.ProjectID, n.CreatedAt)
 	}
 	return findOrCreate(s, "Network", name, found, claim, func() (*networks.Network, error) {
-		var opts networks.CreateOptsBuilder = networks.CreateOpts{Name: name, AdminStateUp: ptr.To(true), Description: "Created by the Cluster API OpenStack provider"}
+		var opts networks.CreateOptsBuilder = networks.CreateOpts{Name: name, AdminStateUp: ptr.To(true), Description: s.owner.Description()}
 		if spec.NetworkMTU != nil {
 			opts = mtu.CreateOptsExt{CreateOptsBuilder: opts, MTU: *spec.NetworkMTU}
 		}
@@ -302,7 +304,7 @@ func (s *Service) findOrCreateNetwork(ctx context.Context, name string, spec *in
 // knownSubnetsStillThere reuses the recorded subnets when the network still has every one of them,
 // they cover every CIDR of spec.managedSubnets, and the tags are all there: nothing to do then.
 func (s *Service) knownSubnetsStillThere(n *networks.Network, known *infrav1.NetworkStatusWithSubnets, spec *infrav1.OpenStackClusterSpec) (*infrav1.NetworkStatusWithSubnets, bool) {
-	if !ContainsAll(n.Tags, spec.Tags) {
+	if !ContainsAll(n.Tags, s.markedTags(n.Description, spec.Tags)) {
 		return nil, false
 	}
 	for _, want := range spec.ManagedSubnets {
@@ -343,7 +345,7 @@ func (s *Service) reconcileManagedSubnet(ctx context.Context, name, networkID st
 	}
 	opts := subnets.CreateOpts{
 		NetworkID: networkID, Name: name, CIDR: want.CIDR, IPVersion: ipVersion,
-		DNSNameservers: want.DNSNameservers, Description: "Created by the Cluster API OpenStack provider",
+		DNSNameservers: want.DNSNameservers, Description: s.owner.Description(),
 	}
 	for _, pool := range want.AllocationPools {
 		opts.AllocationPools = append(opts.AllocationPools, subnets.AllocationPool{Start: pool.Start, End: pool.End})
@@ -398,7 +400,7 @@ func Union(a, b []string) []string {
 }
 
 // DeleteManagedNetwork deletes the network the controller created for the cluster, found by
-// name so that a lost status does not leave it behind; its subnets go with it. It returns
+// name and its mark so that a lost status does not leave it behind; its subnets go with it. It returns
 // ErrWaitingForPorts while ports still use it.
 func (s *Service) DeleteManagedNetwork(ctx context.Context, name string) error {
 	found, err := s.client.ListNetworks(ctx, networks.ListOpts{Name: name})
@@ -406,6 +408,9 @@ func (s *Service) DeleteManagedNetwork(ctx context.Context, name string) error {
 		return fmt.Errorf("listing networks named %s: %w", name, err)
 	}
 	for _, n := range found {
+		if !ownership.Mine(s.claim(n.ID, n.Name, n.Description, n.Tags, n.ProjectID, n.CreatedAt)) {
+			continue // named like the cluster's, but not the cluster's: never deleted
+		}
 		if err := s.deleted(s.client.DeleteNetwork(ctx, n.ID), "Network", n.Name, n.ID); err != nil {
 			return err
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -56,7 +57,7 @@ func newService(t *testing.T) (*Service, *mock.MockNetworkClient, *events.FakeRe
 	ctrl := gomock.NewController(t)
 	client := mock.NewMockNetworkClient(ctrl)
 	recorder := events.NewFakeRecorder(10)
-	return NewService(client, report.NewRecorder(recorder, &infrav1.OpenStackCluster{}, logr.Discard())), client, recorder
+	return NewService(client, report.NewRecorder(recorder, &infrav1.OpenStackCluster{}, logr.Discard()), testOwner), client, recorder
 }
 
 func TestResolveExternalNetwork(t *testing.T) {
@@ -171,7 +172,7 @@ func TestReconcileManagedNetwork(t *testing.T) {
 			withMTU, ok := opts.(mtu.CreateOptsExt)
 			g.Expect(ok).To(BeTrue(), "the MTU extension carries spec.networkMTU")
 			g.Expect(withMTU.MTU).To(Equal(1400))
-			return &networks.Network{ID: "net-1", Name: name}, nil
+			return &networks.Network{ID: "net-1", Description: testOwner.Description(), Name: name}, nil
 		})
 		e.ReplaceAllTags(ctx, "networks", "net-1", attributestags.ReplaceAllOpts{Tags: []string{"team-a"}}).Return([]string{"team-a"}, nil)
 		e.ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return(nil, nil)
@@ -181,7 +182,7 @@ func TestReconcileManagedNetwork(t *testing.T) {
 			g.Expect(o.IPVersion).To(Equal(gophercloud.IPv4))
 			g.Expect(o.DNSNameservers).To(Equal([]string{"8.8.8.8"}))
 			g.Expect(o.AllocationPools).To(Equal([]subnets.AllocationPool{{Start: "10.6.0.10", End: "10.6.0.200"}}))
-			return &subnets.Subnet{ID: "sub-1", Name: name, CIDR: "10.6.0.0/24"}, nil
+			return &subnets.Subnet{ID: "sub-1", Description: testOwner.Description(), Name: name, CIDR: "10.6.0.0/24"}, nil
 		})
 		e.ReplaceAllTags(ctx, "subnets", "sub-1", attributestags.ReplaceAllOpts{Tags: []string{"team-a"}}).Return([]string{"team-a"}, nil)
 
@@ -199,8 +200,8 @@ func TestReconcileManagedNetwork(t *testing.T) {
 		s, m, recorder := newService(t)
 		s.Known("net-1")
 		e := m.EXPECT()
-		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{ID: "net-1", Name: name, Tags: []string{"team-a"}}}, nil)
-		e.ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "sub-1", Name: name, CIDR: "10.6.0.0/24", Tags: []string{"team-a"}}}, nil)
+		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{ID: "net-1", Description: testOwner.Description(), Name: name, Tags: []string{"team-a"}}}, nil)
+		e.ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "sub-1", Description: testOwner.Description(), Name: name, CIDR: "10.6.0.0/24", Tags: []string{"team-a"}}}, nil)
 
 		got, err := s.ReconcileNetwork(ctx, name, &spec, nil)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -213,8 +214,8 @@ func TestReconcileManagedNetwork(t *testing.T) {
 		g := NewWithT(t)
 		s, m, recorder := newService(t)
 		e := m.EXPECT()
-		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{ID: "net-1", Name: name, Tags: []string{"team-a"}}}, nil).Times(2)
-		e.ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "sub-1", Name: name, CIDR: "10.6.0.0/24", Tags: []string{"team-a"}}}, nil).Times(2)
+		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{ID: "net-1", Description: testOwner.Description(), Name: name, Tags: []string{"team-a"}}}, nil).Times(2)
+		e.ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "sub-1", Description: testOwner.Description(), Name: name, CIDR: "10.6.0.0/24", Tags: []string{"team-a"}}}, nil).Times(2)
 		for range 2 {
 			_, err := s.ReconcileNetwork(ctx, name, &spec, nil)
 			g.Expect(err).NotTo(HaveOccurred())
@@ -246,7 +247,7 @@ func TestReconcileManagedNetwork(t *testing.T) {
 	t.Run("subnet create errors are returned", func(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
-		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "net-1", Tags: []string{"team-a"}}}, nil)
+		m.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "net-1", Description: testOwner.Description(), Tags: []string{"team-a"}}}, nil)
 		m.EXPECT().ListSubnets(ctx, gomock.Any()).Return(nil, nil)
 		m.EXPECT().CreateSubnet(ctx, gomock.Any()).Return(nil, errBoom)
 		_, err := s.ReconcileNetwork(ctx, name, &spec, nil)
@@ -270,9 +271,9 @@ func TestKnownManagedNetwork(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
 		// The network read by ID is reused: no second lookup by name.
-		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1", Subnets: nil}, nil)
+		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1", Description: testOwner.Description(), Subnets: nil}, nil)
 		m.EXPECT().ListSubnets(ctx, gomock.Any()).Return(nil, nil)
-		m.EXPECT().CreateSubnet(ctx, gomock.Any()).Return(&subnets.Subnet{ID: "sub-2", CIDR: "10.6.0.0/24"}, nil)
+		m.EXPECT().CreateSubnet(ctx, gomock.Any()).Return(&subnets.Subnet{ID: "sub-2", Description: testOwner.Description(), CIDR: "10.6.0.0/24"}, nil)
 		got, err := s.ReconcileNetwork(ctx, "n", &spec, known)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(got.Subnets[0].ID).To(Equal("sub-2"))
@@ -294,7 +295,7 @@ func TestResolveUserNetwork(t *testing.T) {
 	t.Run("network by filter, all its subnets", func(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
-		m.EXPECT().ListNetworks(ctx, networks.ListOpts{Name: "k8s"}).Return([]networks.Network{{ID: "net-1", Name: "k8s"}}, nil)
+		m.EXPECT().ListNetworks(ctx, networks.ListOpts{Name: "k8s"}).Return([]networks.Network{{ID: "net-1", Description: testOwner.Description(), Name: "k8s"}}, nil)
 		m.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "a", CIDR: "10.0.0.0/24"}, {ID: "b", CIDR: "fd00::/64"}}, nil)
 		got, err := s.ReconcileNetwork(ctx, "unused", &byFilter, nil)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -322,7 +323,7 @@ func TestResolveUserNetwork(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
 		spec := infrav1.OpenStackClusterSpec{Network: &infrav1.NetworkParam{ID: ptr.To("net-1")}, Subnets: []infrav1.SubnetParam{{ID: ptr.To("sub-9")}}}
-		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1", Name: "k8s"}, nil)
+		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1", Description: testOwner.Description(), Name: "k8s"}, nil)
 		m.EXPECT().GetSubnet(ctx, "sub-9").Return(&subnets.Subnet{ID: "sub-9", Name: "other", NetworkID: "net-2"}, nil)
 		_, err := s.ReconcileNetwork(ctx, "unused", &spec, nil)
 		g.Expect(err).To(MatchError("spec.subnets[0].id: subnet other (sub-9) is on network net-2, not on network net-1"))
@@ -333,7 +334,7 @@ func TestResolveUserNetwork(t *testing.T) {
 		s, m, _ := newService(t)
 		spec := infrav1.OpenStackClusterSpec{Network: &infrav1.NetworkParam{ID: ptr.To("net-1")},
 			Subnets: []infrav1.SubnetParam{{Filter: &infrav1.SubnetFilter{CIDR: "10.0.0.0/24"}}}}
-		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1"}, nil)
+		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1", Description: testOwner.Description()}, nil)
 		m.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1", CIDR: "10.0.0.0/24"}).Return(nil, nil)
 		_, err := s.ReconcileNetwork(ctx, "unused", &spec, nil)
 		g.Expect(err).To(MatchError("spec.subnets[0].filter: {cidr=10.0.0.0/24} matches 0 subnets on network net-1, want exactly one"))
@@ -357,11 +358,11 @@ func TestDeleteManagedNetwork(t *testing.T) {
 		wantErr error
 		events  int
 	}{
-		{name: "deleted", found: []networks.Network{{ID: "net-1"}}, events: 1},
+		{name: "deleted", found: []networks.Network{{ID: "net-1", Description: testOwner.Description()}}, events: 1},
 		{name: "nothing to delete", found: nil},
-		{name: "gone meanwhile", found: []networks.Network{{ID: "net-1"}}, answer: err404},
-		{name: "ports still in use", found: []networks.Network{{ID: "net-1"}}, answer: err409, wantErr: ErrWaitingForPorts},
-		{name: "other error", found: []networks.Network{{ID: "net-1"}}, answer: errBoom, wantErr: errBoom},
+		{name: "gone meanwhile", found: []networks.Network{{ID: "net-1", Description: testOwner.Description()}}, answer: err404},
+		{name: "ports still in use", found: []networks.Network{{ID: "net-1", Description: testOwner.Description()}}, answer: err409, wantErr: ErrWaitingForPorts},
+		{name: "other error", found: []networks.Network{{ID: "net-1", Description: testOwner.Description()}}, answer: errBoom, wantErr: errBoom},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -380,3 +381,6 @@ func TestDeleteManagedNetwork(t *testing.T) {
 		})
 	}
 }
+
+// testOwner is the OpenStackCluster the tests' resources are for.
+var testOwner = ownership.Owner{Kind: "OpenStackCluster", Namespace: "ns", Name: "c"}

@@ -37,7 +37,7 @@ func TestSteadyStateCalls(t *testing.T) {
 	cloud := fakeopenstack.New(fakeopenstack.Options{})
 	ext := cloud.AddNetwork("public", true)
 	cloud.AddSubnet(ext, "public", "172.24.4.0/24")
-	s := NewService(cloud.Network(), nil)
+	s := NewService(cloud.Network(), nil, testOwner)
 	spec := &infrav1.OpenStackClusterSpec{ManagedSubnets: []infrav1.SubnetSpec{{CIDR: "10.6.0.0/24"}},
 		ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{}, Tags: []string{"team-a"}, APIServerPort: 6443}
 	name := ResourceName("ns", "c")
@@ -76,7 +76,7 @@ func TestAgainstTheFakeCloud(t *testing.T) {
 	cloud := fakeopenstack.New(fakeopenstack.Options{})
 	ext := cloud.AddNetwork("public", true)
 	cloud.AddSubnet(ext, "public", "172.24.4.0/24")
-	s := NewService(cloud.Network(), nil)
+	s := NewService(cloud.Network(), nil, testOwner)
 	spec := &infrav1.OpenStackClusterSpec{ManagedSubnets: []infrav1.SubnetSpec{{CIDR: "10.6.0.0/24"}}, Tags: []string{"team-a"}}
 	name := ResourceName("ns", "c")
 

@@ -62,7 +62,11 @@ func (s *Service) ReconcileRouter(ctx context.Context, name string, spec *infrav
 		}
 		router = updated
 	}
-	tags, err := s.ensureTags(ctx, "routers", router.ID, router.Tags, spec.Tags)
+	want := spec.Tags
+	if spec.Router == nil {
+		want = s.markedTags(router.Description, spec.Tags) // the user's router is the user's: never marked
+	}
+	tags, err := s.ensureTags(ctx, "routers", router.ID, router.Tags, want)
 	if err != nil {
 		return nil, err
 	}
@@ -131,14 +135,14 @@ func (s *Service) findOrCreateRouter(ctx context.Context, name string, spec *inf
 		return nil, fmt.Errorf("listing routers named %s: %w", name, err)
 	}
 	claim := func(r *routers.Router) ownership.Candidate {
-		return ownership.Candidate{ID: r.ID, Name: r.Name, Claim: ownership.Ours}
+		return s.claim(r.ID, r.Name, r.Description, r.Tags, r.ProjectID, r.CreatedAt)
 	}
 	return findOrCreate(s, "Router", name, found, claim, func() (*routers.Router, error) {
 		gateway, err := s.gatewayInfo(ctx, spec, externalNetworkID)
 		if err != nil {
 			return nil, err
 		}
-		return s.client.CreateRouter(ctx, routers.CreateOpts{Name: name, Description: "Created by the Cluster API OpenStack provider", GatewayInfo: gateway})
+		return s.client.CreateRouter(ctx, routers.CreateOpts{Name: name, Description: s.owner.Description(), GatewayInfo: gateway})
 	})
 }
 
@@ -181,7 +185,11 @@ func (s *Service) DeleteManagedRouter(ctx context.Context, name string, spec *in
 		if err != nil {
 			return fmt.Errorf("listing routers named %s: %w", name, err)
 		}
-		candidates = found
+		for _, r := range found {
+			if ownership.Mine(s.claim(r.ID, r.Name, r.Description, r.Tags, r.ProjectID, r.CreatedAt)) {
+				candidates = append(candidates, r)
+			}
+		}
 	}
 	for _, r := range candidates {
 		interfaces, err := s.client.ListPorts(ctx, ports.ListOpts{DeviceID: r.ID, DeviceOwner: routerInterfaceOwner})

@@ -55,7 +55,7 @@ func TestReconcileRouter(t *testing.T) {
 		e.ListRouters(ctx, routers.ListOpts{Name: name}).Return(nil, nil)
 		e.CreateRouter(ctx, gomock.Any()).DoAndReturn(func(_ any, opts routers.CreateOptsBuilder) (*routers.Router, error) {
 			g.Expect(opts.(routers.CreateOpts).GatewayInfo.NetworkID).To(Equal("ext-1"))
-			return &routers.Router{ID: "r-1", Name: name, GatewayInfo: gateway}, nil
+			return &routers.Router{ID: "r-1", Description: testOwner.Description(), Name: name, GatewayInfo: gateway}, nil
 		})
 		e.ListPorts(ctx, ports.ListOpts{DeviceID: "r-1", DeviceOwner: "network:router_interface"}).
 			Return([]ports.Port{{FixedIPs: []ports.IP{{SubnetID: "sub-1"}}}}, nil)
@@ -77,7 +77,7 @@ func TestReconcileRouter(t *testing.T) {
 		e.GetSubnet(ctx, "ext-sub").Return(&subnets.Subnet{ID: "ext-sub", NetworkID: "ext-1"}, nil)
 		e.CreateRouter(ctx, gomock.Any()).DoAndReturn(func(_ any, opts routers.CreateOptsBuilder) (*routers.Router, error) {
 			g.Expect(opts.(routers.CreateOpts).GatewayInfo.ExternalFixedIPs).To(Equal([]routers.ExternalFixedIP{{SubnetID: "ext-sub", IPAddress: "172.24.4.9"}}))
-			return &routers.Router{ID: "r-1", Name: name, GatewayInfo: routers.GatewayInfo{NetworkID: "ext-1",
+			return &routers.Router{ID: "r-1", Description: testOwner.Description(), Name: name, GatewayInfo: routers.GatewayInfo{NetworkID: "ext-1",
 				ExternalFixedIPs: []routers.ExternalFixedIP{{SubnetID: "ext-sub", IPAddress: "172.24.4.9"}}}}, nil
 		})
 		e.ListPorts(ctx, gomock.Any()).Return(nil, nil)
@@ -102,9 +102,9 @@ func TestReconcileRouter(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
 		e := m.EXPECT()
-		e.ListRouters(ctx, gomock.Any()).Return([]routers.Router{{ID: "r-1", Name: name}}, nil)
+		e.ListRouters(ctx, gomock.Any()).Return([]routers.Router{{ID: "r-1", Description: testOwner.Description(), Name: name}}, nil)
 		e.UpdateRouter(ctx, "r-1", routers.UpdateOpts{GatewayInfo: &routers.GatewayInfo{NetworkID: "ext-1"}}).
-			Return(&routers.Router{ID: "r-1", Name: name, GatewayInfo: gateway}, nil)
+			Return(&routers.Router{ID: "r-1", Description: testOwner.Description(), Name: name, GatewayInfo: gateway}, nil)
 		e.ListPorts(ctx, gomock.Any()).Return([]ports.Port{{FixedIPs: []ports.IP{{SubnetID: "sub-1"}, {SubnetID: "sub-2"}}}}, nil)
 
 		r, err := s.ReconcileRouter(ctx, name, &managed, network, ext)
@@ -115,7 +115,7 @@ func TestReconcileRouter(t *testing.T) {
 	t.Run("gateway errors are returned, not dereferenced", func(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
-		m.EXPECT().ListRouters(ctx, gomock.Any()).Return([]routers.Router{{ID: "r-1"}}, nil)
+		m.EXPECT().ListRouters(ctx, gomock.Any()).Return([]routers.Router{{ID: "r-1", Description: testOwner.Description()}}, nil)
 		m.EXPECT().UpdateRouter(ctx, "r-1", gomock.Any()).Return(nil, errBoom)
 		_, err := s.ReconcileRouter(ctx, name, &managed, network, ext)
 		g.Expect(err).To(MatchError("setting the gateway of router r-1: boom"))
@@ -144,7 +144,7 @@ func TestReconcileRouter(t *testing.T) {
 	t.Run("interface errors are returned", func(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
-		m.EXPECT().ListRouters(ctx, gomock.Any()).Return([]routers.Router{{ID: "r-1", GatewayInfo: gateway}}, nil)
+		m.EXPECT().ListRouters(ctx, gomock.Any()).Return([]routers.Router{{ID: "r-1", Description: testOwner.Description(), GatewayInfo: gateway}}, nil)
 		m.EXPECT().ListPorts(ctx, gomock.Any()).Return(nil, nil)
 		m.EXPECT().AddRouterInterface(ctx, "r-1", routers.AddInterfaceOpts{SubnetID: "sub-1"}).Return(nil, errBoom)
 		_, err := s.ReconcileRouter(ctx, name, &managed, network, ext)
@@ -160,7 +160,7 @@ func TestDeleteManagedRouter(t *testing.T) {
 		g := NewWithT(t)
 		s, m, recorder := newService(t)
 		e := m.EXPECT()
-		e.ListRouters(ctx, routers.ListOpts{Name: name}).Return([]routers.Router{{ID: "r-1", Name: name}}, nil)
+		e.ListRouters(ctx, routers.ListOpts{Name: name}).Return([]routers.Router{{ID: "r-1", Description: testOwner.Description(), Name: name}}, nil)
 		e.ListPorts(ctx, ports.ListOpts{DeviceID: "r-1", DeviceOwner: "network:router_interface"}).Return([]ports.Port{iface("sub-1")}, nil)
 		e.RemoveRouterInterface(ctx, "r-1", routers.RemoveInterfaceOpts{SubnetID: "sub-1"}).Return(nil, err404)
 		e.DeleteRouter(ctx, "r-1").Return(nil)
@@ -172,7 +172,7 @@ func TestDeleteManagedRouter(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
 		e := m.EXPECT()
-		e.GetRouter(ctx, "r-1").Return(&routers.Router{ID: "r-1"}, nil)
+		e.GetRouter(ctx, "r-1").Return(&routers.Router{ID: "r-1", Description: testOwner.Description()}, nil)
 		e.ListNetworks(ctx, networks.ListOpts{Name: name}).Return([]networks.Network{{Subnets: []string{"sub-1"}}}, nil)
 		e.ListPorts(ctx, gomock.Any()).Return([]ports.Port{iface("sub-1"), iface("someone-elses")}, nil)
 		e.RemoveRouterInterface(ctx, "r-1", routers.RemoveInterfaceOpts{SubnetID: "sub-1"}).Return(&routers.InterfaceInfo{}, nil)
@@ -183,7 +183,7 @@ func TestDeleteManagedRouter(t *testing.T) {
 	t.Run("errors are returned", func(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)
-		m.EXPECT().ListRouters(ctx, gomock.Any()).Return([]routers.Router{{ID: "r-1"}}, nil)
+		m.EXPECT().ListRouters(ctx, gomock.Any()).Return([]routers.Router{{ID: "r-1", Description: testOwner.Description()}}, nil)
 		m.EXPECT().ListPorts(ctx, gomock.Any()).Return([]ports.Port{iface("sub-1")}, nil)
 		m.EXPECT().RemoveRouterInterface(ctx, "r-1", gomock.Any()).Return(nil, errBoom)
 		g.Expect(s.DeleteManagedRouter(ctx, name, &infrav1.OpenStackClusterSpec{})).To(MatchError(ContainSubstring("boom")))

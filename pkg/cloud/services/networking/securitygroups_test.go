@@ -71,7 +71,7 @@ func TestDesiredRules(t *testing.T) {
 func TestReconcileSecurityGroupsConverges(t *testing.T) {
 	g := NewWithT(t)
 	cloud := fakeopenstack.New(fakeopenstack.Options{})
-	s := NewService(cloud.Network(), nil)
+	s := NewService(cloud.Network(), nil, testOwner)
 	spec := &infrav1.OpenStackClusterSpec{APIServerPort: 6443, ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{}}
 
 	cp, worker, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil, nil)
@@ -125,7 +125,7 @@ func TestAPIServerFloatingIP(t *testing.T) {
 		cloud := fakeopenstack.New(fakeopenstack.Options{})
 		ext := cloud.AddNetwork("public", true)
 		cloud.AddSubnet(ext, "public", "172.24.4.0/24")
-		s := NewService(cloud.Network(), nil)
+		s := NewService(cloud.Network(), nil, testOwner)
 		first, err := s.ReconcileAPIServerFloatingIP(ctx, desc, ext, nil)
 		g.Expect(err).NotTo(HaveOccurred())
 		again, err := s.ReconcileAPIServerFloatingIP(ctx, desc, ext, nil)
@@ -141,7 +141,7 @@ func TestAPIServerFloatingIP(t *testing.T) {
 		cloud := fakeopenstack.New(fakeopenstack.Options{})
 		ext := cloud.AddNetwork("public", true)
 		cloud.AddSubnet(ext, "public", "172.24.4.0/24")
-		s := NewService(cloud.Network(), nil)
+		s := NewService(cloud.Network(), nil, testOwner)
 		addr, err := s.ReconcileAPIServerFloatingIP(ctx, desc, ext, ptr.To("172.24.4.77"))
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(addr).To(Equal("172.24.4.77"))
@@ -180,7 +180,7 @@ func TestKnownSecurityGroupFallsBackWhenGone(t *testing.T) {
 func TestGroupsUpstreamCAPOCreatedKeepTheirRules(t *testing.T) {
 	g := NewWithT(t)
 	cloud := fakeopenstack.New(fakeopenstack.Options{})
-	s := NewService(cloud.Network(), nil)
+	s := NewService(cloud.Network(), nil, testOwner)
 	spec := &infrav1.OpenStackClusterSpec{APIServerPort: 6443, ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{},
 		APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), AdditionalPorts: []int{9345}}}
 

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -36,16 +37,35 @@ import (
 type Service struct {
 	client clients.NetworkClient
 	report *report.Recorder
+	// owner is the object the resources are made for: they carry its mark.
+	owner ownership.Owner
 	// known are the IDs the owner's status already records: finding one of them is not an
 	// adoption. The phases of a reconcile use the service at once: mu guards known.
 	mu    sync.Mutex
 	known map[string]bool
 }
 
-// NewService returns a service that calls Neutron through client and reports what it changes to
-// rep.
-func NewService(client clients.NetworkClient, rep *report.Recorder) *Service {
-	return &Service{client: client, report: rep, known: map[string]bool{}}
+// NewService returns a service that calls Neutron through client, makes resources for owner
+// (the zero Owner when it only resolves what a spec names) and reports what it changes to rep.
+func NewService(client clients.NetworkClient, rep *report.Recorder, owner ownership.Owner) *Service {
+	return &Service{client: client, report: rep, owner: owner, known: map[string]bool{}}
+}
+
+// claim is what a Neutron resource found under a name the owner's resources are given is to the
+// owner (ownership.Owner.Claim): named as its, so upstream's or an earlier release's when it
+// carries no mark.
+func (s *Service) claim(id, name, description string, tags []string, projectID string, created time.Time) ownership.Candidate {
+	return s.owner.Claim(ownership.Resource{ID: id, Name: name, Description: description, Tags: tags, ProjectID: projectID, Created: created, Legacy: true})
+}
+
+// markedTags are the tags a resource of the owner carries: the spec's and, when its description
+// is not the owner's mark (a resource adopted from upstream or an earlier release), the owner's
+// mark as a tag.
+func (s *Service) markedTags(description string, spec []string) []string {
+	if description == s.owner.Description() {
+		return spec
+	}
+	return Union(spec, []string{s.owner.Tag()})
 }
 
 // Known tells the service which resource IDs the owner's status already records, so that only
