@@ -22,8 +22,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,6 +44,8 @@ const missingID = "5e1f0c3a-0000-4000-8000-00000000dead"
 // filter by that name matches at once, and a network with two subnets of one name.
 type decoys struct {
 	network string // a network with two subnets named "twin-subnet"
+	// busy is a floating IP associated with a port someone else made.
+	busy floatingips.FloatingIP
 }
 
 func addDecoys(t *testing.T, g *WithT, cloud *fakeopenstack.Cloud) decoys {
@@ -58,6 +63,20 @@ func addDecoys(t *testing.T, g *WithT, cloud *fakeopenstack.Cloud) decoys {
 	d := decoys{network: cloud.AddNetwork("vip", false)}
 	cloud.AddSubnet(d.network, "twin-subnet", "10.50.1.0/24")
 	cloud.AddSubnet(d.network, "twin-subnet", "10.50.2.0/24")
+	public, err := cloud.Network().ListNetworks(ctx, networks.ListOpts{Name: "public"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(public).To(HaveLen(1))
+	someones := cloud.AddNetwork("someone-elses", false)
+	subnet := cloud.AddSubnet(someones, "someone-elses", "10.60.0.0/24")
+	router, err := cloud.Network().CreateRouter(ctx, routers.CreateOpts{Name: "someone-elses", GatewayInfo: &routers.GatewayInfo{NetworkID: public[0].ID}})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = cloud.Network().AddRouterInterface(ctx, router.ID, routers.AddInterfaceOpts{SubnetID: subnet})
+	g.Expect(err).NotTo(HaveOccurred())
+	port, err := cloud.Network().CreatePort(ctx, ports.CreateOpts{NetworkID: someones, Name: "someone-elses-server"})
+	g.Expect(err).NotTo(HaveOccurred())
+	busy, err := cloud.Network().CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: public[0].ID, PortID: port.ID})
+	g.Expect(err).NotTo(HaveOccurred())
+	d.busy = *busy
 	return d
 }
 
@@ -72,7 +91,8 @@ type hostileCase struct {
 	setup   func(cloud *fakeopenstack.Cloud)
 	machine func(s *infrav1.OpenStackMachineSpec)
 	// condition, reason and message are the False condition the object must end with, exactly;
-	// "<vip>" in message stands for the decoys' network's ID.
+	// "<vip>" in message stands for the decoys' network's ID, "<busy>" for their busy floating
+	// IP's address, port and fixed IP.
 	condition, reason, message string
 }
 
@@ -159,6 +179,11 @@ func hostileCases() []hostileCase {
 			s.ControlPlaneEndpoint = dnsEndpoint()
 		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
 			message: "az1: spec.apiServerLoadBalancer.availabilityZoneSubnets[0].subnet.id: subnet " + missingID + " does not exist; nothing is provisioned for it"},
+		{name: "API server floating IP associated with another port", cluster: func(d decoys, s *infrav1.OpenStackClusterSpec) {
+			lb(s)
+			s.APIServerFloatingIP = ptr.To(d.busy.FloatingIP)
+		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
+			message: "spec.apiServerFloatingIP: floating IP <busy>, not with a load balancer of this cluster; disassociate it, or give the API server another address"},
 		{name: "load balancer flavor Octavia does not have", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			lb(s).Flavor = ptr.To("amphora-ultra")
 		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
@@ -265,7 +290,8 @@ func TestHostileSpecsOnlyTheCloudRefutesChangeNothing(t *testing.T) {
 				osm := newMachine(g, ns, fmt.Sprintf("m%d", i), "az1", false, tc.machine)
 				conds = func(g Gomega) []metav1.Condition { return getMachine(g, osm).Status.Conditions }
 			}
-			want := strings.ReplaceAll(tc.message, "<vip>", d.network)
+			want := strings.NewReplacer("<vip>", d.network,
+				"<busy>", fmt.Sprintf("%s is associated with port %s (fixed IP %s)", d.busy.FloatingIP, d.busy.PortID, d.busy.FixedIP)).Replace(tc.message)
 			g.Eventually(func(g Gomega) {
 				c := meta.FindStatusCondition(conds(g), tc.condition)
 				g.Expect(c).NotTo(BeNil(), "no %s condition", tc.condition)

@@ -23,6 +23,7 @@ import (
 	"sync"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -161,39 +162,45 @@ func (s *Service) findUnrecorded(ctx context.Context, p *Plan, namespace, cluste
 func (s *Service) CheckReferences(ctx context.Context, res Resolver, namespace, cluster string, osc *infrav1.OpenStackCluster) *Result {
 	spec := osc.Spec.APIServerLoadBalancer
 	// The single load balancer's VIP goes on the cluster network when spec.network is not set:
-	// there is nothing of it to resolve before the network exists, besides the flavor.
-	zones, invalid := []string{""}, []Outcome(nil)
+	// there is nothing of it to resolve before the network exists, besides its flavor and
+	// floating IP.
+	desired := []*Desired{{FloatingIP: floatingIPOf(namespace, cluster, osc, "", osc.Spec.APIServerFloatingIP, field.NewPath("spec", "apiServerFloatingIP"))}}
+	var invalid []Outcome
 	if osc.Spec.APIServerLoadBalancersPerZone() || spec.Network != nil {
 		plan, err := NewPlan(ctx, res, namespace, cluster, osc)
 		if err != nil {
 			return &Result{Err: err}
 		}
-		zones, invalid = nil, plan.Invalid
-		for _, d := range plan.Desired {
-			zones = append(zones, d.AvailabilityZone)
-		}
+		desired, invalid = plan.Desired, plan.Invalid
 	}
-	refuted := invalid
-	if name := ptr.Deref(spec.Flavor, ""); name != "" && len(zones) > 0 {
-		_, err := s.flavorID(ctx, name)
-		if _, isSpec := report.AsSpecError(err); err != nil && !isSpec {
-			return &Result{Err: err}
-		}
-		if err != nil {
-			// What Reconcile returns for each zone it would create the load balancer of.
-			refuted = nil
-			for _, az := range zones {
-				o := failed(err)
-				o.AvailabilityZone = az
-				refuted = append(refuted, o)
+	var flavorErr error
+	if name := ptr.Deref(spec.Flavor, ""); name != "" && len(desired) > 0 {
+		if _, flavorErr = s.flavorID(ctx, name); flavorErr != nil {
+			if _, isSpec := report.AsSpecError(flavorErr); !isSpec {
+				return &Result{Err: flavorErr}
 			}
-			refuted, zones = append(refuted, invalid...), nil
 		}
 	}
-	if len(zones) > 0 {
-		return nil
+	// What Reconcile returns for each zone it would create the load balancer of, in its order:
+	// the flavor, then the user's floating IP, associated with another port.
+	var refuted []Outcome
+	for _, d := range desired {
+		err := flavorErr
+		if err == nil {
+			if err = s.checkUserFloatingIP(ctx, d); err != nil {
+				if _, isSpec := report.AsSpecError(err); !isSpec {
+					return &Result{Err: err}
+				}
+			}
+		}
+		if err == nil {
+			return nil // this zone can be provisioned: the others are reported one by one
+		}
+		o := failed(err)
+		o.AvailabilityZone = d.AvailabilityZone
+		refuted = append(refuted, o)
 	}
-	r := &Result{Summary: Summarize(refuted, nil, true, nil)}
+	r := &Result{Summary: Summarize(append(refuted, invalid...), nil, true, nil)}
 	if osc.Spec.APIServerLoadBalancersPerZone() {
 		r.ZonesReady = fmt.Sprintf("0/%d", len(spec.AvailabilityZoneSubnets))
 	}

@@ -356,7 +356,7 @@ func TestAvailabilityZoneHint(t *testing.T) {
 
 	// A provider without availability zone capabilities gets no hint.
 	d := w.desired("az1")
-	d.Name, d.Provider = "ovn-lb", "ovn"
+	d.Name, d.Provider, d.FloatingIP = "ovn-lb", "ovn", nil // az1's floating IP is az1's load balancer's
 	converge(t, s, d, nil)
 	lbs, _ := w.cloud.LoadBalancer().ListLoadBalancers(ctx, loadbalancers.ListOpts{Name: "ovn-lb"})
 	g.Expect(lbs[0].AvailabilityZone).To(BeEmpty())

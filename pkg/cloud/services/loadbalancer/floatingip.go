@@ -69,6 +69,11 @@ func (s *Service) floatingIP(ctx context.Context, d *Desired, f *found, status *
 		status.IP = free.FloatingIP
 		return Outcome{}, false
 	}
+	if free != nil && free.PortID != "" {
+		// Associated with something else: taking it would cut that off. Checked at create, and
+		// here again for a load balancer adopted, or whose status was lost.
+		return failed(inUse(d, free)), true
+	}
 
 	vipPort, err := s.vipPort(ctx, f)
 	if err != nil {
@@ -182,10 +187,19 @@ func (s *Service) checkUserFloatingIP(ctx context.Context, d *Desired) error {
 	}
 	for _, fip := range fips {
 		if fip.PortID != "" {
-			return report.Refuted(infrav1.LoadBalancerConfigurationErrorReason, d.FloatingIP.Field,
-				"floating IP %s is associated with port %s (fixed IP %s), not with a load balancer of this cluster; disassociate it, or give %s another address",
-				fip.FloatingIP, fip.PortID, fip.FixedIP, zoneWords(d.AvailabilityZone))
+			return inUse(d, &fip)
 		}
 	}
 	return nil
+}
+
+// inUse is the error for a floating IP d would take that is associated with another port: the
+// user's address (naming the field that gives it), or one with the controller's description.
+func inUse(d *Desired, fip *floatingips.FloatingIP) error {
+	const what = "floating IP %s is associated with port %s (fixed IP %s), not with a load balancer of this cluster; disassociate it, or give %s another address"
+	args := []any{fip.FloatingIP, fip.PortID, fip.FixedIP, zoneWords(d.AvailabilityZone)}
+	if d.FloatingIP.Field != nil {
+		return report.Refuted(infrav1.LoadBalancerConfigurationErrorReason, d.FloatingIP.Field, what, args...)
+	}
+	return &report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf(what, args...)}
 }

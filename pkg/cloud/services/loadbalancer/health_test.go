@@ -216,6 +216,30 @@ func TestZoneFloatingIPInUseElsewhereIsRefusedBeforeCreating(t *testing.T) {
 	g.Expect(w.loadBalancers()).To(BeEmpty(), "nothing is created")
 }
 
+// The same refusal holds for a load balancer found again without its status (a restore, a move)
+// or adopted: the address is never taken from where it is associated.
+func TestZoneFloatingIPInUseElsewhereIsNeverTakenFromThere(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, "az1")
+	s := w.service()
+	d := w.desired("az1")
+	d.FloatingIP = nil
+	converge(t, s, d, nil)
+	p, err := w.cloud.Network().CreatePort(ctx, ports.CreateOpts{NetworkID: w.network.ID, Name: "someone-else"})
+	g.Expect(err).NotTo(HaveOccurred())
+	fip, err := w.cloud.Network().CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: w.ext, FloatingIP: "172.24.4.88", PortID: p.ID})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	d = w.desired("az1")
+	d.FloatingIP.Address, d.FloatingIP.Field = "172.24.4.88", lbPath.Child("availabilityZoneSubnets").Index(0).Child("floatingIP")
+	out := s.Reconcile(ctx, d, nil)
+	g.Expect(out.State).To(Equal(StateInvalid))
+	g.Expect(out.Message).To(HavePrefix("spec.apiServerLoadBalancer.availabilityZoneSubnets[0].floatingIP: floating IP 172.24.4.88 is associated with port " + p.ID))
+	after, err := w.cloud.Network().ListFloatingIPs(ctx, floatingips.ListOpts{ID: fip.ID})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(after[0].PortID).To(Equal(p.ID), "still where its owner put it")
+}
+
 func TestAZoneStaysHealthyWhileOctaviaAppliesAChange(t *testing.T) {
 	g := NewWithT(t)
 	w, s, d, ready := healthyZone(t, g)
