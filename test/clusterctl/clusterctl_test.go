@@ -187,7 +187,7 @@ func localRepository(t *testing.T, s *setup) string {
 
 func componentsDryRun(t *testing.T, s *setup, api *apiServer) {
 	g := NewWithT(t)
-	objs := decodeFile(t, filepath.Join(s.release, "infrastructure-components.yaml"))
+	objs := s.components(t)
 	g.Expect(objs).NotTo(BeEmpty())
 	kinds := map[string]int{}
 	for _, obj := range objs {
@@ -208,7 +208,7 @@ func componentsDryRun(t *testing.T, s *setup, api *apiServer) {
 
 func contractLabels(t *testing.T, s *setup) {
 	g := NewWithT(t)
-	for _, obj := range decodeFile(t, filepath.Join(s.release, "infrastructure-components.yaml")) {
+	for _, obj := range s.components(t) {
 		labels := obj.GetLabels()
 		g.Expect(labels).To(HaveKeyWithValue("cluster.x-k8s.io/provider", "infrastructure-openstack"), "%s %s", obj.GetKind(), obj.GetName())
 		switch obj.GetKind() {
@@ -223,6 +223,13 @@ func contractLabels(t *testing.T, s *setup) {
 			g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(HaveSuffix(":" + releaseVersion))
 		}
 	}
+}
+
+// components is the components file as clusterctl applies it when no variable is set: each
+// ${VAR:=default} replaced by its default, by clusterctl itself.
+func (s *setup) components(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	return decode(t, s.run(t, nil, "generate", "yaml", "--from", filepath.Join(s.release, "infrastructure-components.yaml")))
 }
 
 func (s *setup) run(t *testing.T, env []string, args ...string) []byte {

@@ -177,7 +177,7 @@ func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBal
 
 // statusOf is the status entry of a located load balancer.
 func (s *Service) statusOf(d *Desired, f *found, known *infrav1.LoadBalancer) *infrav1.LoadBalancer {
-	st := &infrav1.LoadBalancer{Name: f.name, ID: f.id, AvailabilityZone: d.AvailabilityZone, Tags: d.Tags}
+	st := &infrav1.LoadBalancer{Name: f.name, ID: f.id, AvailabilityZone: d.AvailabilityZone, Tags: s.tags(d)}
 	if known != nil && known.ID == f.id {
 		st.InternalIP, st.IP, st.AllowedCIDRs = known.InternalIP, known.IP, known.AllowedCIDRs
 		st.LoadBalancerNetwork = known.LoadBalancerNetwork.DeepCopy()
