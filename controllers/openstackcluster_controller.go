@@ -141,7 +141,7 @@ func (c *clusterReconcile) loadBalancers() *loadbalancer.Service {
 			r.LoadBalancerMemory = loadbalancer.NewMemory()
 		}
 	})
-	return loadbalancer.NewService(c.clients.LoadBalancer, c.clients.Network, c.report, r.LoadBalancerMemory, c.clients.CloudKey, c.owner())
+	return loadbalancer.NewService(c.clients.LoadBalancer, c.clients.Network, c.report, r.LoadBalancerMemory, c.clients.CloudKey, c.owner(), c.cluster.Name)
 }
 
 // owner is the cluster as the mark on its resources names it (ownership.Owner), in the

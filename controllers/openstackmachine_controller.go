@@ -171,14 +171,18 @@ func (m *machineReconcile) identityRef() *infrav1.OpenStackIdentityReference {
 
 // compute is the compute service of one reconcile, for the machine's server and ports.
 func (m *machineReconcile) compute() *compute.Service {
-	owner := ownership.Owner{Kind: "OpenStackMachine", Namespace: m.osm.Namespace, Name: m.osm.Name, Created: m.osm.CreationTimestamp.Time, ProjectID: m.clients.ProjectID}
-	return compute.NewService(m.clients.Compute, m.clients.Image, m.clients.Network, m.report, owner)
+	return compute.NewService(m.clients.Compute, m.clients.Image, m.clients.Network, m.report, machineOwner(m.osm, m.clients.ProjectID))
+}
+
+// machineOwner is osm as the mark on its server and ports names it.
+func machineOwner(osm *infrav1.OpenStackMachine, projectID string) ownership.Owner {
+	return ownership.Owner{Kind: "OpenStackMachine", Namespace: osm.Namespace, Name: osm.Name, Created: osm.CreationTimestamp.Time, ProjectID: projectID}
 }
 
 // loadBalancers is the load balancer service of one reconcile, for the cluster's load balancers:
 // membership keeps no memory.
 func (m *machineReconcile) loadBalancers() *loadbalancer.Service {
-	return loadbalancer.NewService(m.clients.LoadBalancer, m.clients.Network, m.report, nil, m.clients.CloudKey, clusterOwner(m.osc, m.clients.ProjectID))
+	return loadbalancer.NewService(m.clients.LoadBalancer, m.clients.Network, m.report, nil, m.clients.CloudKey, clusterOwner(m.osc, m.clients.ProjectID), m.cluster.Name)
 }
 
 // connect builds the OpenStack clients from the machine's identity (or its cluster's).

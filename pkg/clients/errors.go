@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"syscall"
 	"time"
@@ -53,6 +54,12 @@ func (e *CallError) Error() string {
 	var unexpected gophercloud.ErrUnexpectedResponseCode
 	if errors.As(e.Err, &unexpected) {
 		return Fault{Service: e.Service, Operation: e.Operation, Status: unexpected.Actual}.String()
+	}
+	var request *url.Error
+	if errors.As(e.Err, &request) {
+		// No answer (refused, reset, timed out): what went wrong, without the URL, which may
+		// carry a user and password, or name an address inside the network.
+		return fmt.Sprintf("%s, %s: %s: %v", whoAnswers(e.Service), e.Operation, request.Op, request.Err)
 	}
 	return fmt.Sprintf("%s, %s: %v", whoAnswers(e.Service), e.Operation, e.Err)
 }

@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,6 +80,8 @@ func TestCallErrorsNeverCarryTheAnswersBody(t *testing.T) {
 		WrapCall(ServiceIdentity, "Authenticate", secret),
 		WrapCall(serviceLoadBalancer, "CreateLoadBalancer", gophercloud.ErrResourceNotFound{}),
 		WrapCall(serviceNetwork, "ListPorts", fmt.Errorf("decoding: %w", secret)),
+		// No answer: Go's error names the URL, which may carry credentials.
+		WrapCall(serviceNetwork, "ListPorts", fmt.Errorf("request: %w", &url.Error{Op: "Get", URL: "http://admin:s3cr3t@10.0.0.1:9696/v2.0/ports", Err: syscall.ECONNREFUSED})),
 	} {
 		msg := fmt.Errorf("creating it: %w", err).Error()
 		g.Expect(msg).NotTo(ContainSubstring("s3cr3t"))
@@ -85,4 +89,6 @@ func TestCallErrorsNeverCarryTheAnswersBody(t *testing.T) {
 	}
 	g.Expect(WrapCall(ServiceIdentity, "Authenticate", secret).Error()).To(Equal("Keystone (identity API) answered HTTP 400 Bad Request to Authenticate"))
 	g.Expect(WrapCall(serviceCompute, "GetServer", context.DeadlineExceeded).Error()).To(Equal("Nova (compute API), GetServer: context deadline exceeded"))
+	g.Expect(WrapCall(serviceCompute, "GetServer", &url.Error{Op: "Get", URL: "https://nova.internal:8774/v2.1/servers/x", Err: syscall.ECONNREFUSED}).Error()).To(
+		Equal("Nova (compute API), GetServer: Get: connection refused"))
 }

@@ -29,6 +29,7 @@ package contract
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -114,6 +115,16 @@ func poll(limit time.Duration, f func() (bool, error)) error {
 }
 
 func isCode(err error, code int) bool { return gophercloud.ResponseCodeIs(err, code) }
+
+// answer is the body of the cloud's answer to a failed call: the provider's errors never repeat
+// it (clients.CallError), but they keep it for whoever unwraps them.
+func answer(err error) string {
+	var unexpected gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &unexpected) {
+		return string(unexpected.Body)
+	}
+	return ""
+}
 
 // scratchSubnet creates a network and subnet for one scenario and removes them after it.
 func scratchSubnet(t *testing.T, tg target) (networkID, subnetID string) {
@@ -204,7 +215,7 @@ func loadBalancerStateMachine(t *testing.T, tg target) {
 	}
 	got, _ := tg.clients.LoadBalancer.GetLoadBalancer(ctx, lb.ID)
 	_, err = tg.clients.Network.CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: ext[0].ID, PortID: got.VipPortID})
-	if !isCode(err, http.StatusNotFound) || !strings.Contains(err.Error(), "ExternalGatewayForFloatingIPNotFound") {
+	if !isCode(err, http.StatusNotFound) || !strings.Contains(answer(err), "ExternalGatewayForFloatingIPNotFound") {
 		t.Errorf("a floating IP for an unrouted port: want 404 ExternalGatewayForFloatingIPNotFound, got %v", err)
 	}
 	router, err := tg.clients.Network.CreateRouter(ctx, routers.CreateOpts{Name: "capo-contract", GatewayInfo: &routers.GatewayInfo{NetworkID: ext[0].ID}})

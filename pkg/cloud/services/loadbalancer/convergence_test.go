@@ -82,7 +82,7 @@ func newWorldWith(t *testing.T, opts fakeopenstack.Options, azs ...string) *worl
 }
 
 func (w *world) service() *Service {
-	return NewService(w.cloud.LoadBalancer(), w.cloud.Network(), report.NewRecorder(w.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), w.memory, "fake", testOwner)
+	return NewService(w.cloud.LoadBalancer(), w.cloud.Network(), report.NewRecorder(w.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), w.memory, "fake", testOwner, testOwner.Name)
 }
 
 // desired is the load balancer of az ("" for the single one) of cluster ns/c.
@@ -528,7 +528,7 @@ func TestCreationStrategyIsLearntPerCloud(t *testing.T) {
 	}
 
 	healthy := newWorld(t, "az1")
-	s := NewService(healthy.cloud.LoadBalancer(), healthy.cloud.Network(), report.NewRecorder(healthy.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), w.memory, "another cloud", testOwner)
+	s := NewService(healthy.cloud.LoadBalancer(), healthy.cloud.Network(), report.NewRecorder(healthy.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), w.memory, "another cloud", testOwner, testOwner.Name)
 	converge(t, s, healthy.desired("az1"), nil)
 	g.Expect(creates(healthy.cloud.Calls())).To(BeZero(), "fully populated in one call")
 	g.Expect(settles(healthy.cloud.Calls())).To(BeZero())

@@ -116,17 +116,22 @@ func TestClusterDeletionFindsEverythingTagged(t *testing.T) {
 		return lb.ID
 	}
 	create(Name("ns", "c", ""))
-	renamed := create("whatever", OwnerTag("ns", "c"))
+	renamed := create("whatever", OwnerTag("ns", "c"), testOwner.Tag())
+	// The legacy tag alone collides between clusters (ns/c-x and ns-c/x): without the mark or
+	// the cluster's name, a load balancer is nobody's here.
+	create("someone-elses", OwnerTag("ns", "c"))
 	create(Name("ns", "d", "az1"), OwnerTag("ns", "d"))
-	g.Expect(w.loadBalancers()).To(HaveLen(3))
+	// A status (anyone who may write it) can name any load balancer: a hint, never proof.
+	humans := create("humans")
+	g.Expect(w.loadBalancers()).To(HaveLen(5))
 	w.cloud.SetLoadBalancerStatus(renamed, "ERROR")
-	r := &Removal{Namespace: "ns", Cluster: "c", Names: []string{Name("ns", "c", "")}, AllTagged: true}
+	r := &Removal{Namespace: "ns", Cluster: "c", Names: []string{Name("ns", "c", "")}, IDs: []string{humans}, AllTagged: true}
 
 	busy := w.cloud.InjectFault(fakeopenstack.Fault{Operation: "DeleteLoadBalancer", Probability: 1, Status: http.StatusConflict})
 	done, err := s.Delete(ctx, r)
 	g.Expect(err).NotTo(HaveOccurred(), "a busy load balancer is looked at again, not an error")
 	g.Expect(done).To(BeFalse())
-	g.Expect(busy.Fired()).To(Equal(2), "the legacy one and the one renamed by hand, not the other cluster's")
+	g.Expect(busy.Fired()).To(Equal(2), "the legacy one and the marked one renamed by hand, not the other cluster's nor the unmarked ones")
 	w.cloud.RemoveFault(busy)
 
 	for i := 0; i < 10 && !done; i++ {
@@ -134,7 +139,7 @@ func TestClusterDeletionFindsEverythingTagged(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 	g.Expect(done).To(BeTrue())
-	g.Expect(w.loadBalancerNames()).To(ConsistOf(Name("ns", "d", "az1")))
+	g.Expect(w.loadBalancerNames()).To(ConsistOf(Name("ns", "d", "az1"), "someone-elses", "humans"))
 }
 
 // slowNeutron lists the floating IPs only once ready says so, or answers an error after 5s.
@@ -163,7 +168,7 @@ func TestClusterDeletionDeletesEveryLoadBalancerAtOnce(t *testing.T) {
 	// Each zone's floating IP is listed only once Octavia has both deletes: a removal that
 	// waited for one zone's floating IP before deleting the next load balancer would time out.
 	neutron := slowNeutron{NetworkClient: w.cloud.Network(), ready: func() bool { return w.cloud.Calls()["DeleteLoadBalancer"] >= 2 }}
-	s := NewService(w.cloud.LoadBalancer(), neutron, report.NewRecorder(w.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), w.memory, "fake", testOwner)
+	s := NewService(w.cloud.LoadBalancer(), neutron, report.NewRecorder(w.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), w.memory, "fake", testOwner, testOwner.Name)
 
 	w.cloud.ResetCalls()
 	done, err := s.Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", AllTagged: true, ExternalNetworkID: w.ext})

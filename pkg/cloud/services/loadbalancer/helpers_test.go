@@ -67,7 +67,7 @@ func newMocked(t *testing.T) *mocked {
 }
 
 func (m *mocked) service() *Service {
-	return NewService(m.lb, m.net, report.NewRecorder(m.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), m.memory, "cloud-a", testOwner)
+	return NewService(m.lb, m.net, report.NewRecorder(m.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), m.memory, "cloud-a", testOwner, testOwner.Name)
 }
 
 func (m *mocked) events() string {

@@ -87,10 +87,24 @@ type Summary struct {
 	Err error
 }
 
-// gravity orders the reasons of a zone that is not ready, the gravest last.
-var gravity = map[string]int{infrav1.WaitingForLoadBalancerReason: 1, infrav1.LoadBalancerUnhealthyReason: 2,
-	infrav1.LoadBalancerErrorReason: 3, infrav1.OpenStackErrorReason: 4, infrav1.LoadBalancerConfigurationErrorReason: 5,
-	infrav1.DuplicateResourcesReason: 5}
+// gravity orders the reasons of a zone that is not ready, the gravest last: what only the user
+// or the operator can fix (a configuration error, duplicates, a name another object's resource
+// holds, and any reason not listed here) weighs the most.
+func gravity(reason string) int {
+	switch reason {
+	case "":
+		return 0
+	case infrav1.WaitingForLoadBalancerReason:
+		return 1
+	case infrav1.LoadBalancerUnhealthyReason:
+		return 2
+	case infrav1.LoadBalancerErrorReason:
+		return 3
+	case infrav1.OpenStackErrorReason:
+		return 4
+	}
+	return 5
+}
 
 // Summarize sums up the outcomes of a reconcile and the removal of the load balancers of zones
 // that left the spec (stale, done when staleDone, failed with staleErr).
@@ -102,7 +116,7 @@ func Summarize(outcomes []Outcome, stale []infrav1.LoadBalancer, staleDone bool,
 	)
 	note := func(reason, message string, after time.Duration) {
 		messages = append(messages, message)
-		if gravity[reason] > gravity[sum.Reason] {
+		if gravity(reason) > gravity(sum.Reason) {
 			sum.Reason = reason
 		}
 		if after > 0 && (sum.RequeueAfter == 0 || after < sum.RequeueAfter) {

@@ -45,25 +45,29 @@ type Service struct {
 	// owner is the OpenStackCluster the load balancers are the API server's of: they carry its
 	// mark (Owner.Tag), and none without it is changed or deleted.
 	owner ownership.Owner
+	// cluster is the name of the Cluster (in owner's namespace), after which the load balancers
+	// are named: an unmarked one is upstream's only under one of those names.
+	cluster string
 }
 
 // NewService returns a service for one reconcile of owner's load balancers, which reports what it
 // changes to rep. memory outlives it: it carries what the controller learnt about the cloud
 // (Octavia capabilities), the ERROR observations of load balancers and which carry owner's mark;
-// cloudKey identifies the cloud in it.
-func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, rep *report.Recorder, memory *Memory, cloudKey string, owner ownership.Owner) *Service {
+// cloudKey identifies the cloud in it. cluster is the name of owner's Cluster.
+func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, rep *report.Recorder, memory *Memory, cloudKey string, owner ownership.Owner, cluster string) *Service {
 	if memory == nil {
 		memory = NewMemory()
 	}
-	return &Service{lb: lb, net: net, report: rep, memory: memory, cloudKey: cloudKey, owner: owner}
+	return &Service{lb: lb, net: net, report: rep, memory: memory, cloudKey: cloudKey, owner: owner, cluster: cluster}
 }
 
-// claim is what a load balancer is to the owner (ownership.Owner.Claim): one found under a name
-// the owner's are given, or carrying the owner tag an earlier release put on them (OwnerTag,
-// which collides between clusters and so is no mark), is upstream's or an earlier release's
-// when it carries no mark.
+// claim is what a load balancer is to the owner (ownership.Owner.Claim): one that carries no
+// mark is upstream's or an earlier release's only under a name the cluster's are given (Name),
+// however it was found (by that name, by the owner tag an earlier release put on them, which
+// collides between clusters and so is no mark, or by an ID the status records, which is a hint).
 func (s *Service) claim(lb *loadbalancers.LoadBalancer) ownership.Candidate {
-	return s.owner.Claim(ownership.Resource{ID: lb.ID, Name: lb.Name, Tags: lb.Tags, ProjectID: lb.ProjectID, Created: lb.CreatedAt, Legacy: true})
+	_, named := zoneOfName(lb.Name, s.owner.Namespace, s.cluster)
+	return s.owner.Claim(ownership.Resource{ID: lb.ID, Name: lb.Name, Tags: lb.Tags, ProjectID: lb.ProjectID, Created: lb.CreatedAt, Legacy: named})
 }
 
 // tags are the tags d's load balancer carries: the spec's, the legacy OwnerTag, and the owner's

@@ -237,7 +237,7 @@ func (s *Service) reconcileManagedNetwork(ctx context.Context, name string, spec
 	if known != nil && known.ID != "" {
 		n, err := s.client.GetNetwork(ctx, known.ID)
 		switch {
-		case err == nil && ownership.Mine(s.claim(n.ID, n.Name, n.Description, n.Tags, n.ProjectID, n.CreatedAt)):
+		case err == nil && ownership.Mine(s.claim(n.Name == name, n.ID, n.Name, n.Description, n.Tags, n.ProjectID, n.CreatedAt)):
 			if status, ok := s.knownSubnetsStillThere(n, known, spec); ok {
 				return status, nil
 			}
@@ -287,7 +287,7 @@ func (s *Service) findOrCreateNetwork(ctx context.Context, name string, spec *in
 		return nil, fmt.Errorf("listing networks named %s: %w", name, err)
 	}
 	claim := func(n *networks.Network) ownership.Candidate {
-		return s.claim(n.ID, n.Name, n.Description, n.Tags, n.ProjectID, n.CreatedAt)
+		return s.claim(true, n.ID, n.Name, n.Description, n.Tags, n.ProjectID, n.CreatedAt)
 	}
 	return findOrCreate(s, "Network", name, found, claim, func() (*networks.Network, error) {
 		var opts networks.CreateOptsBuilder = networks.CreateOpts{Name: name, AdminStateUp: ptr.To(true), Description: s.owner.Description()}
@@ -408,7 +408,7 @@ func (s *Service) DeleteManagedNetwork(ctx context.Context, name string) error {
 		return fmt.Errorf("listing networks named %s: %w", name, err)
 	}
 	for _, n := range found {
-		if !ownership.Mine(s.claim(n.ID, n.Name, n.Description, n.Tags, n.ProjectID, n.CreatedAt)) {
+		if !ownership.Mine(s.claim(true, n.ID, n.Name, n.Description, n.Tags, n.ProjectID, n.CreatedAt)) {
 			continue // named like the cluster's, but not the cluster's: never deleted
 		}
 		if err := s.deleted(s.client.DeleteNetwork(ctx, n.ID), "Network", n.Name, n.ID); err != nil {

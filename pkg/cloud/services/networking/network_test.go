@@ -279,6 +279,16 @@ func TestKnownManagedNetwork(t *testing.T) {
 		g.Expect(got.Subnets[0].ID).To(Equal("sub-2"))
 	})
 
+	t.Run("an unmarked network the status names under another name is not the cluster's", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		// Anyone who may write the status can name any network: it is looked for by name then.
+		m.EXPECT().GetNetwork(ctx, "net-1").Return(&networks.Network{ID: "net-1", Name: "humans", Subnets: []string{"sub-1"}}, nil)
+		m.EXPECT().ListNetworks(ctx, networks.ListOpts{Name: "n"}).Return(nil, errBoom)
+		_, err := s.ReconcileNetwork(ctx, "n", &spec, known)
+		g.Expect(err).To(MatchError("listing networks named n: boom"))
+	})
+
 	t.Run("the user's network is not looked up again", func(t *testing.T) {
 		g := NewWithT(t)
 		s, _, _ := newService(t)

@@ -135,7 +135,7 @@ func (s *Service) findOrCreateRouter(ctx context.Context, name string, spec *inf
 		return nil, fmt.Errorf("listing routers named %s: %w", name, err)
 	}
 	claim := func(r *routers.Router) ownership.Candidate {
-		return s.claim(r.ID, r.Name, r.Description, r.Tags, r.ProjectID, r.CreatedAt)
+		return s.claim(true, r.ID, r.Name, r.Description, r.Tags, r.ProjectID, r.CreatedAt)
 	}
 	return findOrCreate(s, "Router", name, found, claim, func() (*routers.Router, error) {
 		gateway, err := s.gatewayInfo(ctx, spec, externalNetworkID)
@@ -186,7 +186,7 @@ func (s *Service) DeleteManagedRouter(ctx context.Context, name string, spec *in
 			return fmt.Errorf("listing routers named %s: %w", name, err)
 		}
 		for _, r := range found {
-			if ownership.Mine(s.claim(r.ID, r.Name, r.Description, r.Tags, r.ProjectID, r.CreatedAt)) {
+			if ownership.Mine(s.claim(true, r.ID, r.Name, r.Description, r.Tags, r.ProjectID, r.CreatedAt)) {
 				candidates = append(candidates, r)
 			}
 		}

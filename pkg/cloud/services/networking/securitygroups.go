@@ -201,7 +201,7 @@ func (s *Service) findOrCreateGroup(ctx context.Context, name string, tags []str
 	if known != nil && known.ID != "" {
 		g, err := s.client.GetSecGroup(ctx, known.ID)
 		switch {
-		case err == nil && g.Name == name && ownership.Mine(s.claim(g.ID, g.Name, g.Description, g.Tags, g.TenantID, g.CreatedAt)):
+		case err == nil && g.Name == name && ownership.Mine(s.claim(true, g.ID, g.Name, g.Description, g.Tags, g.TenantID, g.CreatedAt)):
 			group = &groupWithRules{SecGroup: g, rulesKnown: true}
 		case err != nil && !clients.IsNotFound(err):
 			return nil, fmt.Errorf("getting security group %s: %w", known.ID, err)
@@ -233,7 +233,7 @@ func (s *Service) findOrCreateGroupByName(ctx context.Context, name string) (*gr
 		return nil, fmt.Errorf("listing security groups named %s: %w", name, err)
 	}
 	claim := func(g *groups.SecGroup) ownership.Candidate {
-		return s.claim(g.ID, g.Name, g.Description, g.Tags, g.TenantID, g.CreatedAt)
+		return s.claim(true, g.ID, g.Name, g.Description, g.Tags, g.TenantID, g.CreatedAt)
 	}
 	return findOrCreate(s, "SecurityGroup", name, found, claim, func() (*groups.SecGroup, error) {
 		return s.client.CreateSecGroup(ctx, groups.CreateOpts{Name: name, Description: s.owner.Description()})
@@ -299,7 +299,7 @@ func (s *Service) DeleteManagedSecurityGroups(ctx context.Context, namespace, cl
 			return fmt.Errorf("listing security groups named %s: %w", name, err)
 		}
 		for _, g := range found {
-			if !ownership.Mine(s.claim(g.ID, g.Name, g.Description, g.Tags, g.TenantID, g.CreatedAt)) {
+			if !ownership.Mine(s.claim(true, g.ID, g.Name, g.Description, g.Tags, g.TenantID, g.CreatedAt)) {
 				continue // named like the cluster's, but not the cluster's: never deleted
 			}
 			if err := s.deleted(s.client.DeleteSecGroup(ctx, g.ID), "SecurityGroup", g.Name, g.ID); err != nil {

@@ -51,11 +51,12 @@ func NewService(client clients.NetworkClient, rep *report.Recorder, owner owners
 	return &Service{client: client, report: rep, owner: owner, known: map[string]bool{}}
 }
 
-// claim is what a Neutron resource found under a name the owner's resources are given is to the
-// owner (ownership.Owner.Claim): named as its, so upstream's or an earlier release's when it
-// carries no mark.
-func (s *Service) claim(id, name, description string, tags []string, projectID string, created time.Time) ownership.Candidate {
-	return s.owner.Claim(ownership.Resource{ID: id, Name: name, Description: description, Tags: tags, ProjectID: projectID, Created: created, Legacy: true})
+// claim is what a Neutron resource is to the owner (ownership.Owner.Claim); named says it has a
+// name the owner's resources are given (it was listed by that name), so that it is upstream's or
+// an earlier release's when it carries no mark. One found by an ID the status records is named
+// only when its name says so: the status is a hint.
+func (s *Service) claim(named bool, id, name, description string, tags []string, projectID string, created time.Time) ownership.Candidate {
+	return s.owner.Claim(ownership.Resource{ID: id, Name: name, Description: description, Tags: tags, ProjectID: projectID, Created: created, Legacy: named})
 }
 
 // markedTags are the tags a resource of the owner carries: the spec's and, when its description
