@@ -370,6 +370,14 @@ func setDeletionStatus(osc *infrav1.OpenStackCluster, d *deletionFound) {
 	}
 }
 
+// recordsNothing says whether the status records no OpenStack resource of the cluster, nor the
+// external network the controller looks up before it makes anything.
+func recordsNothing(st *infrav1.OpenStackClusterStatus) bool {
+	return st.ExternalNetwork == nil && st.Network == nil && st.Router == nil &&
+		st.APIServerLoadBalancer == nil && len(st.APIServerLoadBalancers) == 0 &&
+		st.ControlPlaneSecurityGroup == nil && st.WorkerSecurityGroup == nil
+}
+
 // knownIDs are the IDs of the network resources the status records: finding them is no adoption.
 func knownIDs(status *infrav1.OpenStackClusterStatus) []string {
 	var ids []string

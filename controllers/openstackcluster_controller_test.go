@@ -18,7 +18,9 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,13 +77,18 @@ func newCloudWith(t *testing.T, g *WithT, namespace string, opts fakeopenstack.O
 
 // newCluster creates a Cluster and an OpenStackCluster it owns, as Cluster API would.
 func newCluster(g *WithT, namespace string, paused bool, spec infrav1.OpenStackClusterSpec, withOwner bool) *infrav1.OpenStackCluster {
+	return newNamedCluster(g, namespace, "c", paused, spec, withOwner)
+}
+
+// newNamedCluster is newCluster with a name other than "c".
+func newNamedCluster(g *WithT, namespace, name string, paused bool, spec infrav1.OpenStackClusterSpec, withOwner bool) *infrav1.OpenStackCluster {
 	// Cluster v1beta2 wants a non-empty spec; paused is set either way.
-	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: namespace}, Spec: clusterv1.ClusterSpec{
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: clusterv1.ClusterSpec{
 		Paused:            ptr.To(paused),
-		InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "OpenStackCluster", Name: "c"},
+		InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "OpenStackCluster", Name: name},
 	}}
 	g.Expect(env.Client.Create(ctx, cluster)).To(Succeed())
-	osc := &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: namespace}, Spec: spec}
+	osc := &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: spec}
 	if withOwner {
 		osc.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}}
 	}
@@ -266,6 +273,83 @@ func TestMissingIdentityIsReported(t *testing.T) {
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(osc), &infrav1.OpenStackCluster{}))
 	}, eventually, poll).Should(BeTrue())
+}
+
+// A cluster whose credentials never worked made nothing: its deletion, and its machines', does
+// not wait for an identity that will never answer (an auth_url the operator does not allow, an
+// address that does not answer). A machine whose spec names a server waits: only OpenStack can
+// say whether that server is the machine's.
+func TestDeletingWithCredentialsThatNeverWorked(t *testing.T) {
+	g := NewWithT(t)
+	ns := testNamespace("never-worked")
+	cloud := newCloud(t, g, ns)
+	refusal := errors.New("clouds.yaml of Secret cloud-config: auth_url's host 10.0.0.1 is not one the operator allows (the manager's --allowed-auth-url-hosts: keystone.example.com)")
+	clouds.refuse(ns, refusal)
+	osc := newCluster(g, ns, false, managedSpec(), true)
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(get(g, osc), infrav1.NetworkReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect([]string{c.Reason, c.Message}).To(Equal([]string{infrav1.IdentityErrorReason, refusal.Error()}))
+	}, eventually, poll).Should(Succeed())
+	markInfrastructureProvisioned(g, ns)
+	plain := newMachine(g, ns, "plain", "az1", false)
+	named := newMachine(g, ns, "named", "az1", false, func(s *infrav1.OpenStackMachineSpec) {
+		s.ProviderID = ptr.To("openstack://RegionOne/" + missingID)
+	})
+	for _, osm := range []*infrav1.OpenStackMachine{plain, named} {
+		g.Eventually(func(g Gomega) {
+			g.Expect(getMachine(g, osm).Finalizers).To(ContainElement(infrav1.MachineFinalizer))
+		}, eventually, poll).Should(Succeed())
+		g.Expect(env.Client.Delete(ctx, osm)).To(Succeed())
+	}
+	gone := func(obj client.Object) func() bool {
+		return func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)))
+		}
+	}
+	g.Eventually(gone(plain), eventually, poll).Should(BeTrue())
+	g.Consistently(func(g Gomega) {
+		got := getMachine(g, named)
+		g.Expect(got.Finalizers).To(ContainElement(infrav1.MachineFinalizer))
+		c := conditions.Get(got, infrav1.InstanceReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect([]string{c.Reason, c.Message}).To(Equal([]string{infrav1.IdentityErrorReason, refusal.Error()}))
+	}, 2*time.Second, poll).Should(Succeed())
+	g.Expect(cloud.TotalCalls()).To(BeZero(), "nothing called OpenStack")
+
+	// With credentials that work, OpenStack says the server is not there, and the machine goes
+	// (at its next look, which an edit brings forward).
+	clouds.refuse(ns, nil)
+	g.Eventually(func() error {
+		cur := getMachine(g, named)
+		cur.Annotations = map[string]string{"test": "credentials fixed"}
+		return env.Client.Update(ctx, cur)
+	}, eventually, poll).Should(Succeed())
+	g.Eventually(gone(named), eventually, poll).Should(BeTrue())
+
+	// The cluster, as Cluster API deletes it once its machines are gone.
+	clouds.refuse(ns, refusal)
+	calls := cloud.TotalCalls()
+	g.Expect(env.Client.Delete(ctx, osc)).To(Succeed())
+	g.Eventually(gone(osc), eventually, poll).Should(BeTrue())
+	g.Expect(cloud.TotalCalls()).To(Equal(calls), "the cluster's deletion calls no OpenStack API")
+
+	g.Eventually(func(g Gomega) {
+		var said []string
+		for _, e := range eventsIn(g, ns) {
+			if e.Reason == "DeletedWithoutOpenStack" {
+				g.Expect(e.Type).To(Equal(corev1.EventTypeWarning))
+				said = append(said, e.Regarding.Kind+" "+e.Regarding.Name+": "+e.Note)
+			}
+		}
+		slices.Sort(said)
+		g.Expect(said).To(Equal([]string{
+			"OpenStackCluster c: Deleted without calling OpenStack: " + refusal.Error() + ", and the status records no OpenStack resource. Anything made and never recorded carries the tag " +
+				clusterOwner(osc, "").Tag() + ` or the description "Created by the Cluster API OpenStack provider for OpenStackCluster ` + ns + `/c"`,
+			"OpenStackMachine plain: Deleted without calling OpenStack: " + refusal.Error() + `, and neither the spec nor the status records a server. A port made and never recorded carries the description "Created by the Cluster API OpenStack provider for OpenStackMachine ` + ns + `/plain" or the tag ` +
+				machineOwner(plain, "").Tag(),
+		}))
+	}, eventually, poll).Should(Succeed())
 }
 
 func TestSpecErrorsNameTheField(t *testing.T) {

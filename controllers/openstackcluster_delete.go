@@ -25,7 +25,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // deletionFound is where a cluster's deletion stands, for updateStatus.
@@ -51,9 +51,15 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	d := &deletionFound{}
 	c.found.deletion = d
 	if err := c.connect(ctx); err != nil {
-		if errors.Is(err, scope.ErrNoIdentityRef) && osc.Status.ExternalNetwork == nil && osc.Status.Network == nil {
-			// Without credentials and with nothing recorded, the controller never reached
-			// OpenStack: there is nothing to delete.
+		if recordsNothing(&osc.Status) {
+			// Credentials that do not work, and a status that records nothing (not even the
+			// external network, the first thing the controller looks up): the controller never
+			// reached OpenStack, so there is nothing to delete, and waiting for an identity that
+			// may never answer would keep the object forever.
+			owner := clusterOwner(osc, "")
+			c.report.Warn("DeletedWithoutOpenStack", report.Resource{},
+				"Deleted without calling OpenStack: %s, and the status records no OpenStack resource. Anything made and never recorded carries the tag %s or the description %q",
+				failureMessage(err), owner.Tag(), owner.Description())
 			controllerutil.RemoveFinalizer(osc, infrav1.ClusterFinalizer)
 			return ctrl.Result{}, nil
 		}

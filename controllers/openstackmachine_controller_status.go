@@ -221,6 +221,11 @@ func setMachineDeletionStatus(m *machineReconcile, d *machineDeletionFound) {
 	}
 }
 
+// machineRecordsNothing says whether neither the spec nor the status of osm records a server.
+func machineRecordsNothing(osm *infrav1.OpenStackMachine) bool {
+	return osm.Spec.ProviderID == nil && osm.Status.InstanceID == nil && len(osm.Status.Addresses) == 0
+}
+
 // addressList lists the machine's IP addresses for messages.
 func addressList(addresses []clusterv1.MachineAddress) string {
 	var ips []string

@@ -45,6 +45,16 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, nil
 	}
 	if err := m.connect(ctx); err != nil {
+		if machineRecordsNothing(m.osm) {
+			// As for a cluster (see clusterReconcile.delete): the controller never made a server
+			// for this machine, and the credentials do not work.
+			owner := machineOwner(m.osm, "")
+			m.report.Warn("DeletedWithoutOpenStack", report.Resource{},
+				"Deleted without calling OpenStack: %s, and neither the spec nor the status records a server. A port made and never recorded carries the description %q or the tag %s",
+				failureMessage(err), owner.Description(), owner.Tag())
+			controllerutil.RemoveFinalizer(m.osm, infrav1.MachineFinalizer)
+			return ctrl.Result{}, nil
+		}
 		return ctrl.Result{RequeueAfter: specErrorRequeue}, faultOnly(err)
 	}
 	d := &machineDeletionFound{}

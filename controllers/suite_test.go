@@ -49,6 +49,18 @@ var (
 type cloudsByNamespace struct {
 	mu sync.Mutex
 	m  map[string]*fakeopenstack.Cloud
+	// refused are the namespaces whose credentials do not work, with the error they get.
+	refused map[string]error
+}
+
+// refuse makes the credentials of namespace fail with err (nil: work again).
+func (c *cloudsByNamespace) refuse(namespace string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refused == nil {
+		c.refused = map[string]error{}
+	}
+	c.refused[namespace] = err
 }
 
 func (c *cloudsByNamespace) set(namespace string, cloud *fakeopenstack.Cloud) {
@@ -59,8 +71,11 @@ func (c *cloudsByNamespace) set(namespace string, cloud *fakeopenstack.Cloud) {
 
 func (c *cloudsByNamespace) NewClients(ctx context.Context, namespace string, ref *infrav1.OpenStackIdentityReference) (*scope.Clients, error) {
 	c.mu.Lock()
-	cloud := c.m[namespace]
+	cloud, refused := c.m[namespace], c.refused[namespace]
 	c.mu.Unlock()
+	if refused != nil {
+		return nil, refused
+	}
 	if cloud == nil {
 		return nil, fmt.Errorf("test setup: no fake cloud for namespace %s", namespace)
 	}
