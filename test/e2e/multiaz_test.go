@@ -208,6 +208,10 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		Expect(watch()).To(BeEmpty(), "answers without the cluster's first zone while another plane synced the zone")
 	}, NodeTimeout(4*time.Minute))
 
+	It("keeps its resources, machines and DNS name from a tenant of another namespace in the same project", func(ctx SpecContext) {
+		hostileTenant(ctx, key, machines[0])
+	}, NodeTimeout(10*time.Minute))
+
 	It("recreates a zone's load balancer Octavia put in ERROR with the zone's floating IP, while DNS keeps the other zone", func(ctx SpecContext) {
 		faultCmd := os.Getenv("CAPO_E2E_FAULT")
 		if faultCmd == "" {
@@ -296,21 +300,33 @@ var _ = Describe("Admission", func() {
 // Secret and OpenStackMachine, as a control plane provider would, and returns its name.
 func createControlPlaneMachine(ctx context.Context, clusterName, zone string) string {
 	name := clusterName + "-cp-" + zone
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-bootstrap", Namespace: namespace},
+	createMachine(ctx, namespace, clusterName, name, zone, true)
+	return name
+}
+
+// createMachine creates a Machine with its bootstrap data Secret and OpenStackMachine (the
+// suite's flavor and image, then edits) in namespace ns, as Cluster API would.
+func createMachine(ctx context.Context, ns, clusterName, name, zone string, controlPlane bool, edits ...func(*infrav1.OpenStackMachineSpec)) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-bootstrap", Namespace: ns},
 		Data: map[string][]byte{"value": []byte("#cloud-config\n"), "format": []byte("cloud-config")}}
 	Expect(kube.Create(ctx, secret)).To(Succeed())
 	osm := &infrav1.OpenStackMachine{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}},
 		Spec: infrav1.OpenStackMachineSpec{
 			Flavor: ptr.To(cfg.flavor),
 			Image:  infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(cfg.image)}},
 		},
 	}
+	for _, edit := range edits {
+		edit(&osm.Spec)
+	}
 	Expect(kube.Create(ctx, osm)).To(Succeed())
+	labels := map[string]string{clusterv1.ClusterNameLabel: clusterName}
+	if controlPlane {
+		labels[clusterv1.MachineControlPlaneLabel] = ""
+	}
 	machine := &clusterv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{
-			clusterv1.ClusterNameLabel: clusterName, clusterv1.MachineControlPlaneLabel: "",
-		}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
 		Spec: clusterv1.MachineSpec{
 			ClusterName:       clusterName,
 			Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To(secret.Name)},
@@ -319,7 +335,6 @@ func createControlPlaneMachine(ctx context.Context, clusterName, zone string) st
 		},
 	}
 	Expect(kube.Create(ctx, machine)).To(Succeed())
-	return name
 }
 
 func internalIP(osm *infrav1.OpenStackMachine) string {

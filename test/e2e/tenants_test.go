@@ -1,0 +1,237 @@
+//go:build e2e
+
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
+)
+
+// victimView is what a tenant's cluster has, from outside: the project's inventory (IDs and
+// names), each load balancer's listeners, pools, monitors, members and floating IP, the rules of
+// its security groups, its control plane server, and its DNSEndpoint (UID and records).
+type victimView struct {
+	inventory     framework.Inventory
+	loadBalancers []string
+	rules         []string
+	server        string
+	dnsEndpoint   string
+}
+
+func viewVictim(ctx context.Context, g Gomega, key client.ObjectKey, machine string) victimView {
+	osc := getCluster(ctx, g, key)
+	inv, err := framework.TakeInventory(ctx, openstack)
+	g.Expect(err).NotTo(HaveOccurred())
+	v := victimView{inventory: inv}
+	for _, lb := range osc.Status.APIServerLoadBalancers {
+		o := observe(ctx, g, lb.ID)
+		fip := ""
+		if o.floatingIP != nil {
+			fip = o.floatingIP.ID + " " + o.floatingIP.FloatingIP + " " + o.floatingIP.PortID
+		}
+		v.loadBalancers = append(v.loadBalancers, mustJSON(g, []any{o.lb.ID, o.lb.Name, o.lb.Tags, o.lb.VipPortID, o.listeners, o.members, fip}))
+	}
+	sgs, err := openstack.Network.ListSecGroups(ctx, groups.ListOpts{})
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, sg := range sgs {
+		if sg.ID != osc.Status.ControlPlaneSecurityGroup.ID && sg.ID != osc.Status.WorkerSecurityGroup.ID {
+			continue
+		}
+		for _, r := range sg.Rules {
+			v.rules = append(v.rules, mustJSON(g, r))
+		}
+	}
+	slices.Sort(v.rules)
+	server, err := openstack.Compute.GetServer(ctx, serverOf(ctx, machine))
+	g.Expect(err).NotTo(HaveOccurred())
+	v.server = mustJSON(g, []any{server.ID, server.Name, server.Status, server.Metadata, server.Addresses})
+	record := &unstructured.Unstructured{}
+	record.SetGroupVersionKind(schema.GroupVersionKind{Group: "externaldns.k8s.io", Version: "v1alpha1", Kind: "DNSEndpoint"})
+	g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name + "-apiserver"}, record)).To(Succeed())
+	v.dnsEndpoint = mustJSON(g, []any{record.GetUID(), record.Object["spec"]})
+	return v
+}
+
+func mustJSON(g Gomega, v any) string {
+	out, err := json.Marshal(v)
+	g.Expect(err).NotTo(HaveOccurred())
+	return string(out)
+}
+
+// hostileTenant is the hostile-tenant corpus on the real cloud: a tenant in another namespace,
+// with its own Secret for the same project, names a cluster so that its resources are named like
+// the victim's (key), publishes the victim's DNS name, points a machine's providerID at the
+// victim's control plane server (machine's), and describes a port like a human's attached port.
+// Each attempt ends in a condition that says so; after the tenant's objects are deleted, the
+// victim's view is what it was, and DNS still answers the victim's zones.
+func hostileTenant(ctx context.Context, key client.ObjectKey, machine string) {
+	victim := waitClusterReady(ctx, key, 2)
+	host := victim.Spec.ControlPlaneEndpoint.Host
+	victimServer := serverOf(ctx, machine)
+	// A human's port, named and described as the tenant's machine will name and describe its
+	// own, on the victim's network and in use (its device a server of the human's elsewhere:
+	// not one of the victim's, whose addresses Nova would then change).
+	human, err := openstack.Network.CreatePort(ctx, ports.CreateOpts{Name: "db-" + runID + "-1", Description: "database",
+		NetworkID: victim.Status.Network.ID, DeviceID: "4b1d5e0c-6f3a-4c2e-9d7b-" + strings.Repeat("0", 6) + runID + "0"})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) { Expect(openstack.Network.DeletePort(ctx, human.ID)).To(Succeed()) }, NodeTimeout(time.Minute))
+	var before victimView
+	Eventually(func(g Gomega) { before = viewVictim(ctx, g, key, machine) }).WithTimeout(time.Minute).Should(Succeed())
+
+	// The victim's resources are named k8s-clusterapi-cluster-<namespace>-multiaz-<run>: so are
+	// those of cluster <run> in namespace <namespace>-multiaz.
+	ns := namespace + "-multiaz"
+	Expect(kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	Expect(kube.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: ns},
+		Data: map[string][]byte{scope.CloudsSecretKey: cfg.cloudsYAML}})).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
+	}, NodeTimeout(time.Minute))
+
+	By("refusing admission to a wildcard DNS name")
+	wild := clusterSpec("wild")
+	wild.ControlPlaneEndpoint.Host = "*.e2e.example.com"
+	wild.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), DNS: &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint}}
+	err = kube.Create(ctx, &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: "wild", Namespace: ns}, Spec: wild}, client.DryRunAll)
+	Expect(err).To(MatchError(ContainSubstring("spec.controlPlaneEndpoint.host")))
+	Expect(err).To(MatchError(ContainSubstring("without a wildcard")))
+
+	By("refusing the victim's network to a cluster whose names collide with the victim's")
+	collide := createTenantCluster(ctx, ns, runID, clusterSpec(runID))
+	owner := "OpenStackCluster " + key.Namespace + "/" + key.Name
+	Eventually(func(g Gomega) {
+		g.Expect(conditionTrue(tenantCluster(ctx, g, ns, runID).Status.Conditions, infrav1.NetworkReadyCondition)).To(MatchError(
+			infrav1.NetworkReadyCondition + " is False: " + infrav1.ResourceOwnedElsewhereReason + ": network " + victim.Status.Network.Name +
+				" (" + victim.Status.Network.ID + ") belongs to " + owner + ", not to this one: their names collide, and nothing of it is adopted, changed or deleted; rename this object"))
+	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+
+	By("refusing the victim's DNS name to a cluster of the tenant, which is provisioned otherwise")
+	tenant := "tenant-" + runID
+	spec := clusterSpec(tenant)
+	spec.ControlPlaneEndpoint.Host = host
+	spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), DNS: &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint, TTL: 30}}
+	tenantObj := createTenantCluster(ctx, ns, tenant, spec)
+	Eventually(func(g Gomega) {
+		got := tenantCluster(ctx, g, ns, tenant)
+		g.Expect(conditionTrue(got.Status.Conditions, infrav1.APIServerDNSReadyCondition)).To(MatchError(
+			infrav1.APIServerDNSReadyCondition + " is False: " + infrav1.DNSNameTakenReason + ": " + host + " is already published by DNSEndpoint " +
+				key.Namespace + "/" + key.Name + "-apiserver: a name has one holder; choose another spec.controlPlaneEndpoint.host"))
+		g.Expect(got.Status.Initialization).NotTo(BeNil())
+		g.Expect(got.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+	}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+	By("refusing the victim's server to a machine whose providerID names it")
+	evil := "evil-" + runID
+	createMachine(ctx, ns, tenant, evil, cfg.zones[0], false, func(s *infrav1.OpenStackMachineSpec) {
+		s.ProviderID = ptr.To("openstack:///" + victimServer)
+	})
+	Eventually(func(g Gomega) {
+		osm := &infrav1.OpenStackMachine{}
+		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: evil}, osm)).To(Succeed())
+		g.Expect(conditionTrue(osm.Status.Conditions, infrav1.InstanceReadyCondition)).To(MatchError(
+			infrav1.InstanceReadyCondition + " is False: " + infrav1.ResourceOwnedElsewhereReason + ": server " + machine + " (" + victimServer +
+				") belongs to OpenStackMachine " + key.Namespace + "/" + machine + ", not to this one: their names collide, and nothing of it is adopted, changed or deleted; rename this object"))
+	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+
+	By("giving a machine whose port is named and described like the human's a port of its own")
+	db := "db-" + runID
+	createMachine(ctx, ns, tenant, db, cfg.zones[0], false, func(s *infrav1.OpenStackMachineSpec) {
+		s.Ports = []infrav1.PortOpts{{Description: ptr.To("database"), NameSuffix: ptr.To("1")}}
+	})
+	Eventually(func(g Gomega) {
+		osm := &infrav1.OpenStackMachine{}
+		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: db}, osm)).To(Succeed())
+		g.Expect(conditionTrue(osm.Status.Conditions, infrav1.InstanceReadyCondition)).To(Succeed())
+		own, err := openstack.Network.ListPorts(ctx, ports.ListOpts{Name: human.Name, DeviceID: ptr.Deref(osm.Status.InstanceID, "")})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(own).To(HaveLen(1))
+		g.Expect(own[0].ID).NotTo(Equal(human.ID))
+	}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+	By("deleting the tenant's machines and clusters")
+	for _, name := range []string{evil, db} {
+		Expect(kube.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
+	}
+	for _, name := range []string{evil, db} {
+		waitGone(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+	}
+	for _, c := range []*clusterv1.Cluster{collide, tenantObj} {
+		Expect(kube.Delete(ctx, c)).To(Succeed())
+	}
+	for _, c := range []*clusterv1.Cluster{collide, tenantObj} {
+		waitGone(ctx, c)
+	}
+
+	By("finding the victim as it was")
+	Eventually(func(g Gomega) {
+		now := viewVictim(ctx, g, key, machine)
+		g.Expect(now.inventory.Since(before.inventory)).To(BeEmpty(), "resources the tenant left")
+		g.Expect(before.inventory.Since(now.inventory)).To(BeEmpty(), "resources the tenant removed")
+		g.Expect(now.loadBalancers).To(Equal(before.loadBalancers))
+		g.Expect(now.rules).To(Equal(before.rules))
+		g.Expect(now.server).To(Equal(before.server))
+		g.Expect(now.dnsEndpoint).To(Equal(before.dnsEndpoint))
+	}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	waitDNS(ctx, host, victim.Status.APIServerLoadBalancers[0].IP, victim.Status.APIServerLoadBalancers[1].IP)
+	Expect(conditionTrue(getCluster(ctx, Default, key).Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
+}
+
+// createTenantCluster creates a Cluster and its OpenStackCluster in namespace ns.
+func createTenantCluster(ctx context.Context, ns, name string, spec infrav1.OpenStackClusterSpec) *clusterv1.Cluster {
+	cluster := &clusterv1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: clusterv1.ClusterSpec{
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "OpenStackCluster", Name: name},
+		},
+	}
+	Expect(kube.Create(ctx, cluster)).To(Succeed())
+	Expect(kube.Create(ctx, &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec})).To(Succeed())
+	return cluster
+}
+
+func tenantCluster(ctx context.Context, g Gomega, ns, name string) *infrav1.OpenStackCluster {
+	return getCluster(ctx, g, client.ObjectKey{Namespace: ns, Name: name})
+}
+
+// waitGone waits until obj is deleted (its finalizers removed).
+func waitGone(ctx context.Context, obj client.Object) {
+	Eventually(func() bool {
+		err := kube.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
+		return client.IgnoreNotFound(err) == nil && err != nil
+	}).WithTimeout(5*time.Minute).WithPolling(time.Second).Should(BeTrue(), "%s %s is deleted", strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind), obj.GetName())
+}
