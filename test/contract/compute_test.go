@@ -135,7 +135,8 @@ func serverLifecycle(t *testing.T, tg target) {
 func membership(t *testing.T, tg target) {
 	ctx := context.Background()
 	networkID, subnetID := scratchSubnet(t, tg)
-	name := loadbalancer.Name("contract", fmt.Sprintf("c%d", time.Now().UnixNano()%1_000_000), tg.az)
+	cluster := fmt.Sprintf("c%d", time.Now().UnixNano()%1_000_000)
+	name := loadbalancer.Name("contract", cluster, tg.az)
 	lbID, active := populatedLoadBalancer(t, tg, subnetID, name, func(port int) string { return loadbalancer.ChildName(name, port) })
 	tree, err := tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lbID)
 	if err != nil {
@@ -153,7 +154,7 @@ func membership(t *testing.T, tg target) {
 		t.Cleanup(func() { _ = tg.clients.Network.DeletePort(ctx, p.ID) })
 		addresses = append(addresses, p.FixedIPs[0].IPAddress)
 	}
-	svc := loadbalancer.NewService(tg.clients.LoadBalancer, tg.clients.Network, nil, nil, "contract", ownership.Owner{Kind: "OpenStackCluster", Namespace: "contract", Name: "c"}, "c")
+	svc := loadbalancer.NewService(tg.clients.LoadBalancer, tg.clients.Network, nil, nil, "contract", ownership.Owner{Kind: "OpenStackCluster", Namespace: "contract", Name: cluster}, cluster)
 	all := []infrav1.LoadBalancer{{Name: name, ID: lbID, AvailabilityZone: tg.az}}
 	converge := func(targets []string, address string) (calls int) {
 		t.Helper()
