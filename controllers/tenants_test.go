@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
@@ -130,9 +131,10 @@ func deleteAll(g *WithT, objs ...client.Object) {
 		g.Expect(env.Client.Delete(ctx, obj)).To(Succeed())
 	}
 	for _, obj := range objs {
+		cur := obj.DeepCopyObject().(client.Object)
 		g.Eventually(func() bool {
-			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)))
-		}, eventually, poll).Should(BeTrue(), "%s is deleted", obj.GetName())
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), cur))
+		}, eventually, poll).Should(BeTrue(), func() string { return fmt.Sprintf("%s is deleted: %+v", obj.GetName(), cur) })
 	}
 }
 
@@ -166,7 +168,10 @@ func TestTenantsWhoseNamesCollide(t *testing.T) {
 		g.Expect(networking.ResourceName(ns, "prod")).To(Equal(name))
 		refused(g, attacker, infrav1.NetworkReadyCondition, infrav1.ResourceOwnedElsewhereReason,
 			owned("network", name, victim.Status.Network.ID, victimOwner))
-		deleteAll(g, attacker, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "prod"}})
+		// The OpenStackCluster goes first, as Cluster API deletes them: the controller needs its
+		// Cluster to delete it.
+		deleteAll(g, attacker)
+		deleteAll(g, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "prod"}})
 		g.Expect(snapshot(g, cloud)).To(Equal(before))
 	})
 
@@ -262,10 +267,14 @@ func TestTenantsCannotTakeADNSName(t *testing.T) {
 	n := addLBNetwork(t, g, cloud, "az1", "az2")
 	spec := multiAZSpec(n, "az1", "az2")
 	spec.APIServerLoadBalancer.DNS = &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint, TTL: 30}
+	// A name of this run's own: the name is held cluster-wide, by every namespace's DNSEndpoints.
+	host := "api." + victimNS + ".example.com"
+	spec.ControlPlaneEndpoint.Host = host
 	victim := newCluster(g, victimNS, false, spec, true)
 	g.Eventually(func(g Gomega) {
 		g.Expect(conditions.IsTrue(get(g, victim), infrav1.APIServerDNSReadyCondition)).To(BeTrue())
 	}, eventually, poll).Should(Succeed())
+	defer deleteAll(g, victim)
 	record := func(g Gomega) string {
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(dnsEndpointGVK)
@@ -286,7 +295,7 @@ func TestTenantsCannotTakeADNSName(t *testing.T) {
 
 	attacker := newCluster(g, ns, false, spec, true)
 	refused(g, attacker, infrav1.APIServerDNSReadyCondition, infrav1.DNSNameTakenReason,
-		"api.example.com is already published by DNSEndpoint "+victimNS+"/c-apiserver: a name has one holder; choose another spec.controlPlaneEndpoint.host")
+		host+" is already published by DNSEndpoint "+victimNS+"/c-apiserver: a name has one holder; choose another spec.controlPlaneEndpoint.host")
 	deleteAll(g, attacker)
 	g.Expect(record(g)).To(Equal(published))
 	g.Expect(snapshot(g, cloud)).To(Equal(before))
