@@ -28,10 +28,9 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
@@ -257,12 +256,7 @@ func TestHostileSpecsOnlyTheCloudRefutesChangeNothing(t *testing.T) {
 	machineCloud := newCloud(t, g, ns)
 	addMachineImages(machineCloud)
 	addDecoys(t, g, machineCloud)
-	osc := newCluster(g, ns, false, managedSpec(), true)
-	g.Eventually(func(g Gomega) {
-		got := get(g, osc)
-		g.Expect(got.Status.Initialization).NotTo(BeNil(), "conditions: %v", got.Status.Conditions)
-		g.Expect(got.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
-	}, eventually, poll).Should(Succeed())
+	provisioned(g, newCluster(g, ns, false, managedSpec(), true))
 	markInfrastructureProvisioned(g, ns)
 	machineBaseline := machineCloud.Inventory()
 
@@ -272,7 +266,7 @@ func TestHostileSpecsOnlyTheCloudRefutesChangeNothing(t *testing.T) {
 			var cloud *fakeopenstack.Cloud
 			var d decoys
 			var baseline []fakeopenstack.Resource
-			var conds func(Gomega) []metav1.Condition
+			var obj client.Object
 			if tc.cluster != nil {
 				ns := testNamespace(fmt.Sprintf("hostile-%d", i))
 				cloud = newCloud(t, g, ns)
@@ -283,20 +277,14 @@ func TestHostileSpecsOnlyTheCloudRefutesChangeNothing(t *testing.T) {
 				baseline = cloud.Inventory()
 				spec := managedSpec()
 				tc.cluster(d, &spec)
-				osc := newCluster(g, ns, false, spec, true)
-				conds = func(g Gomega) []metav1.Condition { return get(g, osc).Status.Conditions }
+				obj = newCluster(g, ns, false, spec, true)
 			} else {
 				cloud, baseline = machineCloud, machineBaseline
-				osm := newMachine(g, ns, fmt.Sprintf("m%d", i), "az1", false, tc.machine)
-				conds = func(g Gomega) []metav1.Condition { return getMachine(g, osm).Status.Conditions }
+				obj = newMachine(g, ns, fmt.Sprintf("m%d", i), "az1", false, tc.machine)
 			}
 			want := strings.NewReplacer("<vip>", d.network,
 				"<busy>", fmt.Sprintf("%s is associated with port %s (fixed IP %s)", d.busy.FloatingIP, d.busy.PortID, d.busy.FixedIP)).Replace(tc.message)
-			g.Eventually(func(g Gomega) {
-				c := meta.FindStatusCondition(conds(g), tc.condition)
-				g.Expect(c).NotTo(BeNil(), "no %s condition", tc.condition)
-				g.Expect([]string{string(c.Status), c.Reason, c.Message}).To(Equal([]string{string(metav1.ConditionFalse), tc.reason, want}))
-			}, eventually, poll).Should(Succeed())
+			refused(g, obj, tc.condition, tc.reason, want)
 			g.Expect(keys(cloud.Inventory())).To(Equal(keys(baseline)), "the cloud is as it was before the object")
 		})
 	}

@@ -220,12 +220,17 @@ func waitClusterReady(ctx context.Context, key client.ObjectKey, zones int) *inf
 func deleteCluster(ctx context.Context, cluster *clusterv1.Cluster, baseline framework.Inventory) {
 	start := time.Now()
 	Expect(client.IgnoreNotFound(kube.Delete(ctx, cluster))).To(Succeed())
-	Eventually(func() bool {
-		err := kube.Get(ctx, client.ObjectKeyFromObject(cluster), &clusterv1.Cluster{})
-		return client.IgnoreNotFound(err) == nil && err != nil
-	}).WithTimeout(5*time.Minute).WithPolling(time.Second).Should(BeTrue(), "the Cluster is deleted")
+	waitGone(ctx, cluster)
 	GinkgoWriter.Printf("cluster %s deleted in %s\n", cluster.Name, time.Since(start).Round(100*time.Millisecond))
 	expectNothingLeft(ctx, baseline)
+}
+
+// waitGone waits until obj is deleted (its finalizers removed).
+func waitGone(ctx context.Context, obj client.Object) {
+	Eventually(func() bool {
+		err := kube.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
+		return client.IgnoreNotFound(err) == nil && err != nil
+	}).WithTimeout(5*time.Minute).WithPolling(time.Second).Should(BeTrue(), "%T %s is deleted", obj, obj.GetName())
 }
 
 // expectNothingLeft waits (Octavia frees VIP ports after the load balancer is gone) until the

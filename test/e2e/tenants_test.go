@@ -227,11 +227,3 @@ func createTenantCluster(ctx context.Context, ns, name string, spec infrav1.Open
 func tenantCluster(ctx context.Context, g Gomega, ns, name string) *infrav1.OpenStackCluster {
 	return getCluster(ctx, g, client.ObjectKey{Namespace: ns, Name: name})
 }
-
-// waitGone waits until obj is deleted (its finalizers removed).
-func waitGone(ctx context.Context, obj client.Object) {
-	Eventually(func() bool {
-		err := kube.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
-		return client.IgnoreNotFound(err) == nil && err != nil
-	}).WithTimeout(5*time.Minute).WithPolling(time.Second).Should(BeTrue(), "%s %s is deleted", strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind), obj.GetName())
-}
