@@ -90,7 +90,7 @@ func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	return reconcileObject(ctx, &r.shared, r.Client, r.APIReader, req, &infrav1.OpenStackCluster{}, kind[*infrav1.OpenStackCluster]{
 		name:       "openstackcluster",
 		finalizer:  infrav1.ClusterFinalizer,
-		ownedTypes: clusterConditions,
+		ownedTypes: ownedClusterConditions,
 		skip: func(osc *infrav1.OpenStackCluster) string {
 			if annotations.IsExternallyManaged(osc) {
 				// Cluster API's contract: another party runs this cluster's infrastructure
@@ -131,7 +131,7 @@ type clusterReconcile struct {
 	found   clusterFindings
 }
 
-func (c *clusterReconcile) conditionTypes() []string { return clusterConditions }
+func (c *clusterReconcile) conditionTypes() []string { return ownedClusterConditions }
 
 // loadBalancers is the load balancer service of one reconcile, sharing the reconciler's memory.
 func (c *clusterReconcile) loadBalancers() *loadbalancer.Service {

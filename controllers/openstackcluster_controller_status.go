@@ -19,8 +19,10 @@ package controllers
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -34,7 +36,11 @@ import (
 // How an OpenStackCluster's status and conditions are computed from what the phases found
 // (clusterFindings): the only place that writes them.
 
-// clusterConditions are the conditions this controller owns, besides Ready and Paused.
+// ownedClusterConditions are the conditions this controller owns, besides Ready and Paused:
+// clusterConditions, which make Ready, and ZoneMaintenanceReady, which does not.
+var ownedClusterConditions = append(slices.Clone(clusterConditions), infrav1.ZoneMaintenanceReadyCondition)
+
+// clusterConditions are the conditions Ready sums up.
 var clusterConditions = []string{
 	infrav1.NetworkReadyCondition,
 	infrav1.SecurityGroupsReadyCondition,
@@ -78,6 +84,9 @@ func (c *clusterReconcile) updateStatus() {
 		}
 		if f.dns != nil {
 			setDNSCondition(c, f.dns)
+		}
+		if f.lbs != nil && f.lbs.Observed {
+			setMaintenanceStatus(c, f.lbs, f.dns)
 		}
 		if f.complete {
 			setProvisioned(osc, f.lbs)
@@ -393,4 +402,26 @@ func knownIDs(status *infrav1.OpenStackClusterStatus) []string {
 		}
 	}
 	return ids
+}
+
+// setMaintenanceStatus records when the DNS records without the zones being withdrawn were
+// taken up, and sets ZoneMaintenanceReady from where the planned maintenance stands.
+func setMaintenanceStatus(c *clusterReconcile, r *loadbalancer.Result, d *dnsFound) {
+	osc, m := c.osc, &r.Maintenance
+	if d != nil && d.takenUp {
+		loadbalancer.MarkWithdrawn(osc.Status.APIServerLoadBalancers, time.Now())
+	}
+	switch {
+	case len(m.Refused) > 0:
+		reportProblem(c.report, osc, infrav1.ZoneMaintenanceReadyCondition, infrav1.LastServingZoneReason, m.RefusalMessage(osc, r.Zones))
+	case len(m.Waiting) > 0:
+		setCondition(osc, infrav1.ZoneMaintenanceReadyCondition, metav1.ConditionFalse, infrav1.ZoneWithdrawingReason,
+			"taking out of service: "+strings.Join(m.Waiting, ", "))
+	case len(m.Out) > 0:
+		setCondition(osc, infrav1.ZoneMaintenanceReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+			"in maintenance: "+strings.Join(m.Out, ", ")+" (out of DNS; control plane machines disabled in every load balancer)")
+	default:
+		setCondition(osc, infrav1.ZoneMaintenanceReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason,
+			"no zone is named in the "+infrav1.ZoneMaintenanceAnnotation+" annotation")
+	}
 }

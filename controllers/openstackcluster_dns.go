@@ -84,7 +84,8 @@ func (c *clusterReconcile) reconcileDNS(ctx context.Context, lbs *loadbalancer.R
 	if len(found.publication.Addresses) == 0 {
 		return found
 	}
-	verb, err := c.r.applyDNSEndpoint(ctx, c, found.host, dnsRecords(found.host, found.publication.Addresses, dns.TTL))
+	verb, takenUp, err := c.r.applyDNSEndpoint(ctx, c, found.host, dnsRecords(found.host, found.publication.Addresses, dns.TTL))
+	found.takenUp = takenUp
 	var refusal *dnsRefusal
 	switch {
 	case meta.IsNoMatchError(err):
@@ -139,9 +140,16 @@ func dnsRecords(host string, addresses []string, ttl int32) []any {
 }
 
 // applyDNSEndpoint creates the cluster's DNSEndpoint, or updates its endpoints; verb says which
-// ("Created", "Updated"), or "" when nothing changed. A DNSEndpoint of that name that this
-// OpenStackCluster does not control (by UID) is never written: the answer is a dnsRefusal.
-func (r *OpenStackClusterReconciler) applyDNSEndpoint(ctx context.Context, c *clusterReconcile, host string, endpoints []any) (string, error) {
+// ("Created", "Updated"), or "" when nothing changed. takenUp says, when nothing changed, whether
+// ExternalDNS has read the records as they are (its crd source sets status.observedGeneration
+// when it reads a DNSEndpoint). A DNSEndpoint of that name that this OpenStackCluster does not
+// control (by UID) is never written: the answer is a dnsRefusal.
+func (r *OpenStackClusterReconciler) applyDNSEndpoint(ctx context.Context, c *clusterReconcile, host string, endpoints []any) (verb string, takenUp bool, err error) {
+	verb, err = r.writeDNSEndpoint(ctx, c, host, endpoints, &takenUp)
+	return verb, takenUp && verb == "" && err == nil, err
+}
+
+func (r *OpenStackClusterReconciler) writeDNSEndpoint(ctx context.Context, c *clusterReconcile, host string, endpoints []any, takenUp *bool) (string, error) {
 	osc := c.osc
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(dnsEndpointGVK)
@@ -157,6 +165,8 @@ func (r *OpenStackClusterReconciler) applyDNSEndpoint(ctx context.Context, c *cl
 	}
 	have, _, _ := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
 	if exists && equality.Semantic.DeepEqual(normalize(have), normalize(endpoints)) {
+		observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+		*takenUp = observed >= obj.GetGeneration()
 		return "", nil
 	}
 	if holder, err := r.hostHolder(ctx, osc, host); err != nil || holder != "" {

@@ -71,7 +71,7 @@ func TestDNSFollowsTheHealthyZonesAndIsNeverEmpty(t *testing.T) {
 		entries = got.Status.APIServerLoadBalancers
 		g.Expect(entries).To(HaveLen(2))
 		for _, e := range entries {
-			g.Expect(e.Healthy).To(BeTrue())
+			g.Expect(e.Healthy).To(HaveValue(BeTrue()))
 			g.Expect(e.OperatingStatus).To(Equal("ONLINE"))
 		}
 		targets, ttl, owner := publishedTargets(g, got)
@@ -165,7 +165,7 @@ func TestDNSWithoutTheDNSEndpointKindIsReportedNotFatal(t *testing.T) {
 	osc.Spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: "api.example.com", Port: 6443}
 	osc.Spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true),
 		DNS: &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint, TTL: 30}}
-	osc.Status.APIServerLoadBalancer = &infrav1.LoadBalancer{Name: "lb", IP: "172.24.4.10", Healthy: true}
+	osc.Status.APIServerLoadBalancer = &infrav1.LoadBalancer{Name: "lb", IP: "172.24.4.10", Healthy: ptr.To(true)}
 	recorder := events.NewFakeRecorder(10)
 	r := &OpenStackClusterReconciler{Client: kube, DNSSuffixes: []string{"example.com"}}
 	c := &clusterReconcile{r: r, cluster: &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}, osc: osc,

@@ -96,6 +96,8 @@ type dnsFound struct {
 	host        string
 	publication loadbalancer.Publication
 	crdMissing  bool
+	// takenUp means ExternalDNS has read the records as they are now.
+	takenUp bool
 	// refusal says why the records are not published: the operator's policy, or a name or an
 	// object another holds.
 	refusal *dnsRefusal

@@ -189,6 +189,9 @@ func setIngressCondition(m *machineReconcile, in *ingressFound) {
 	case !in.membership.Done:
 		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			fmt.Sprintf("registering %s with %s", in.address, strings.Join(names, ", ")))
+	case in.membership.Disabled:
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+			fmt.Sprintf("%s is a disabled member of %s: availability zone %s is in maintenance, the machine takes no new connection", in.address, strings.Join(names, ", "), in.zone))
 	default:
 		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
 			fmt.Sprintf("%s is a member of %s", in.address, strings.Join(names, ", ")))

@@ -118,10 +118,14 @@ func (r *OpenStackMachineReconciler) controlPlaneMachinesOf(ctx context.Context,
 // the cross-AZ policy and the zone mappings.
 func membershipInputsChanged() predicate.Funcs {
 	inputs := func(o *infrav1.OpenStackCluster) any {
-		type lbKey struct{ ID, AZ, Name string }
+		// Drained: a zone's maintenance disables or enables its machines' members.
+		type lbKey struct {
+			ID, AZ, Name string
+			Drained      bool
+		}
 		var keys []lbKey
 		for _, lb := range o.Status.AllAPIServerLoadBalancers() {
-			keys = append(keys, lbKey{lb.ID, lb.AvailabilityZone, lb.Name})
+			keys = append(keys, lbKey{lb.ID, lb.AvailabilityZone, lb.Name, loadbalancer.ZoneDrained(&o.Status, lb.AvailabilityZone)})
 		}
 		var policy *infrav1.APIServerLoadBalancer
 		if o.Spec.APIServerLoadBalancer != nil {

@@ -164,3 +164,24 @@ func (m *OpenStackMachine) GetConditions() []metav1.Condition { return m.Status.
 func (m *OpenStackMachine) SetConditions(conditions []metav1.Condition) {
 	m.Status.Conditions = conditions
 }
+
+// Planned zone maintenance (ZoneMaintenanceAnnotation).
+const (
+	// ZoneMaintenanceAnnotation, on an OpenStackCluster, names the availability zones (of
+	// spec.apiServerLoadBalancer.availabilityZoneSubnets, comma-separated) an operator takes out
+	// of service for planned work: each is withdrawn from the endpoint's DNS records, then, once
+	// their TTL has passed, its control plane machines stop getting new connections from every
+	// load balancer. Removing a zone from the annotation reverses the steps.
+	ZoneMaintenanceAnnotation = "infrastructure.cluster.x-k8s.io/zone-maintenance"
+
+	// ZoneMaintenanceReadyCondition says whether the zones the annotation names are out of
+	// service: True when they all are (or none is named), False while one is being withdrawn or
+	// is refused. It is not part of Ready: maintenance does not make the cluster unready.
+	ZoneMaintenanceReadyCondition = "ZoneMaintenanceReady"
+	// ZoneWithdrawingReason: a zone's address has left the DNS records, whose TTL has not
+	// passed yet; its machines still get connections.
+	ZoneWithdrawingReason = "ZoneWithdrawing"
+	// LastServingZoneReason: a zone is not taken out because no other zone serves the API: it
+	// stays published and its machines keep their connections.
+	LastServingZoneReason = "LastServingZone"
+)

@@ -19,6 +19,8 @@ package v1beta1
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"strings"
 )
 
 // EffectiveAPIServerPort is the API server port: spec.apiServerPort, or DefaultAPIServerPort
@@ -82,4 +84,16 @@ func (s *OpenStackClusterStatus) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return json.Unmarshal(data, (*plain)(s))
+}
+
+// ZonesInMaintenance are the availability zones the zone-maintenance annotation names, in its
+// order, without blanks or repeats. The webhook refuses a zone the spec does not map.
+func (c *OpenStackCluster) ZonesInMaintenance() []string {
+	var zones []string
+	for _, z := range strings.Split(c.Annotations[ZoneMaintenanceAnnotation], ",") {
+		if z = strings.TrimSpace(z); z != "" && !slices.Contains(zones, z) {
+			zones = append(zones, z)
+		}
+	}
+	return zones
 }

@@ -377,8 +377,10 @@ type OpenStackClusterStatus struct {
 	WorkerSecurityGroup *SecurityGroupStatus `json:"workerSecurityGroup,omitempty"`
 
 	// ZonesReady is "<ready>/<zones>" with availabilityZoneSubnets: how many of the availability
-	// zones' API server load balancers are ready, of those the spec maps. Empty otherwise.
-	// +kubebuilder:validation:MaxLength=8
+	// zones' API server load balancers are ready, of those the spec maps, followed by
+	// " (maintenance: az1, ...)" while zones are taken out for planned maintenance (their number
+	// when the names are too long). Empty otherwise.
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	ZonesReady string `json:"zonesReady,omitempty"`
 }

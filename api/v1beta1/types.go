@@ -16,6 +16,8 @@ limitations under the License.
 
 package v1beta1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // This file holds the types shared by several kinds: references to OpenStack resources (by ID or
 // by filter) and the status shapes that describe what the controllers found or created.
 //
@@ -499,10 +501,65 @@ type LoadBalancer struct {
 	Pools []LoadBalancerPool `json:"pools,omitempty"`
 
 	// Healthy says whether the load balancer can take traffic: ACTIVE and ONLINE, or ACTIVE and
-	// DEGRADED with at least one member ONLINE on the API server port.
+	// DEGRADED with at least one member ONLINE on the API server port. It is written, true or
+	// false, once Octavia's status tree has been read; it is absent before (Health: Unknown).
 	// +optional
-	Healthy bool `json:"healthy,omitempty"`
+	Healthy *bool `json:"healthy,omitempty"`
+
+	// Health is Healthy in words: Unknown before the first look at Octavia's status tree,
+	// Healthy or Unhealthy after.
+	// +kubebuilder:validation:Enum=Unknown;Healthy;Unhealthy
+	// +optional
+	Health LoadBalancerHealth `json:"health,omitempty"`
+
+	// Maintenance is where the planned maintenance of this load balancer's availability zone
+	// stands, while the zone is named in the OpenStackCluster's zone-maintenance annotation.
+	// +optional
+	Maintenance *ZoneMaintenance `json:"maintenance,omitempty"`
 }
+
+// IsHealthy says whether the load balancer was last seen able to take traffic (Healthy).
+func (lb *LoadBalancer) IsHealthy() bool {
+	return lb.Healthy != nil && *lb.Healthy
+}
+
+// LoadBalancerHealth is a load balancer's health in words.
+type LoadBalancerHealth string
+
+const (
+	// LoadBalancerHealthUnknown: Octavia's status tree has not been read yet.
+	LoadBalancerHealthUnknown LoadBalancerHealth = "Unknown"
+	// LoadBalancerHealthy: the load balancer can take traffic.
+	LoadBalancerHealthy LoadBalancerHealth = "Healthy"
+	// LoadBalancerUnhealthy: it cannot (see Healthy).
+	LoadBalancerUnhealthy LoadBalancerHealth = "Unhealthy"
+)
+
+// ZoneMaintenance is where a zone's planned maintenance stands.
+type ZoneMaintenance struct {
+	// Phase is Withdrawing while the zone's address leaves the endpoint's DNS records and their
+	// time to live runs out, then InMaintenance: the zone's control plane machines are disabled
+	// members of every load balancer (they get no new connection), and the zone's load
+	// balancer is not published.
+	// +kubebuilder:validation:Enum=Withdrawing;InMaintenance
+	Phase ZoneMaintenancePhase `json:"phase"`
+
+	// WithdrawnAt is when the DNS records without the zone were seen taken up by ExternalDNS
+	// (the DNSEndpoint's status.observedGeneration); the zone's members are disabled once the
+	// records' TTL has passed since.
+	// +optional
+	WithdrawnAt *metav1.Time `json:"withdrawnAt,omitempty"`
+}
+
+// ZoneMaintenancePhase is a step of a zone's planned maintenance.
+type ZoneMaintenancePhase string
+
+const (
+	// ZoneWithdrawing: the zone is out of DNS, its records' TTL not yet past.
+	ZoneWithdrawing ZoneMaintenancePhase = "Withdrawing"
+	// ZoneInMaintenance: the zone takes no new connection.
+	ZoneInMaintenance ZoneMaintenancePhase = "InMaintenance"
+)
 
 // LoadBalancerPool is one pool of an API server load balancer, as Octavia reports it.
 type LoadBalancerPool struct {

@@ -253,7 +253,7 @@ func report(ctx context.Context, out io.Writer, cl *scope.Clients, osc *infrav1.
 		if err != nil {
 			return err
 		}
-		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\n", lb.AvailabilityZone, lb.Name, lb.InternalIP, lb.IP, lb.Healthy, strings.Join(members, ", "))
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", lb.AvailabilityZone, lb.Name, lb.InternalIP, lb.IP, lb.Health, strings.Join(members, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

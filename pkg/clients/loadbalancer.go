@@ -57,6 +57,7 @@ type LoadBalancerClient interface {
 
 	ListMembers(ctx context.Context, poolID string, opts pools.ListMembersOptsBuilder) ([]pools.Member, error)
 	CreateMember(ctx context.Context, poolID string, opts pools.CreateMemberOptsBuilder) (*pools.Member, error)
+	UpdateMember(ctx context.Context, poolID, memberID string, opts pools.UpdateMemberOptsBuilder) error
 	DeleteMember(ctx context.Context, poolID, memberID string) error
 
 	ListMonitors(ctx context.Context, opts monitors.ListOptsBuilder) ([]monitors.Monitor, error)
@@ -217,6 +218,13 @@ func (l *loadBalancerClient) CreateMember(ctx context.Context, poolID string, op
 	return call(serviceLoadBalancer, "CreateMember", func() (*pools.Member, error) {
 		return pools.CreateMember(ctx, l.c, poolID, opts).Extract()
 	})
+}
+
+func (l *loadBalancerClient) UpdateMember(ctx context.Context, poolID, memberID string, opts pools.UpdateMemberOptsBuilder) error {
+	_, err := call(serviceLoadBalancer, "UpdateMember", func() (*pools.Member, error) {
+		return pools.UpdateMember(ctx, l.c, poolID, memberID, opts).Extract()
+	})
+	return err
 }
 
 func (l *loadBalancerClient) DeleteMember(ctx context.Context, poolID, memberID string) error {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,9 +43,41 @@ type OpenStackCluster struct{}
 
 var _ admission.Validator[*infrav1.OpenStackCluster] = &OpenStackCluster{}
 
-// ValidateCreate accepts everything the schema accepted.
-func (*OpenStackCluster) ValidateCreate(context.Context, *infrav1.OpenStackCluster) (admission.Warnings, error) {
+// ValidateCreate accepts everything the schema accepted, and a zone-maintenance annotation that
+// names zones the spec maps.
+func (*OpenStackCluster) ValidateCreate(_ context.Context, obj *infrav1.OpenStackCluster) (admission.Warnings, error) {
+	if errs := validateMaintenance(obj); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(infrav1.GroupVersion.WithKind("OpenStackCluster").GroupKind(), obj.Name, errs)
+	}
 	return nil, nil
+}
+
+// validateMaintenance refuses a zone-maintenance annotation (infrav1.ZoneMaintenanceAnnotation)
+// that names a zone spec.apiServerLoadBalancer.availabilityZoneSubnets does not map: a typo
+// would otherwise take nothing out of service, silently. (CEL cannot read annotations.)
+func validateMaintenance(osc *infrav1.OpenStackCluster) field.ErrorList {
+	value, ok := osc.Annotations[infrav1.ZoneMaintenanceAnnotation]
+	if !ok {
+		return nil
+	}
+	path := field.NewPath("metadata", "annotations").Key(infrav1.ZoneMaintenanceAnnotation)
+	var mapped []string
+	if osc.Spec.APIServerLoadBalancersPerZone() {
+		for _, m := range osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets {
+			mapped = append(mapped, m.AvailabilityZone)
+		}
+	}
+	var errs field.ErrorList
+	for _, z := range osc.ZonesInMaintenance() {
+		if !slices.Contains(mapped, z) {
+			detail := fmt.Sprintf("zone %q is not in spec.apiServerLoadBalancer.availabilityZoneSubnets (%s): name zones of the comma-separated list as the spec maps them", z, strings.Join(mapped, ", "))
+			if len(mapped) == 0 {
+				detail = fmt.Sprintf("zone %q cannot be taken out of service: the cluster has no per-zone load balancers (spec.apiServerLoadBalancer.availabilityZoneSubnets is empty)", z)
+			}
+			errs = append(errs, field.Invalid(path, value, detail))
+		}
+	}
+	return errs
 }
 
 // ValidateDelete accepts every deletion.
@@ -56,6 +89,12 @@ func (*OpenStackCluster) ValidateDelete(context.Context, *infrav1.OpenStackClust
 // allows what the multi-AZ migration needs.
 func (*OpenStackCluster) ValidateUpdate(_ context.Context, oldObj, newObj *infrav1.OpenStackCluster) (admission.Warnings, error) {
 	warnings, errs := validateClusterSpecUpdate(&oldObj.Spec, &newObj.Spec, &oldObj.Status)
+	// The annotation is checked when it or the zones change: an object admitted before this
+	// rule is not blocked in unrelated updates.
+	if oldObj.Annotations[infrav1.ZoneMaintenanceAnnotation] != newObj.Annotations[infrav1.ZoneMaintenanceAnnotation] ||
+		!equality.Semantic.DeepEqual(oldObj.Spec.APIServerLoadBalancer, newObj.Spec.APIServerLoadBalancer) {
+		errs = append(errs, validateMaintenance(newObj)...)
+	}
 	if len(errs) > 0 {
 		// The warnings describe what an accepted change would do; none of it happens.
 		return nil, apierrors.NewInvalid(infrav1.GroupVersion.WithKind("OpenStackCluster").GroupKind(), newObj.Name, errs)

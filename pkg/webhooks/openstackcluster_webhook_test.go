@@ -455,3 +455,55 @@ func TestOpenStackClusterValidateCreateAndDelete(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(warnings).To(BeEmpty())
 }
+
+func TestZoneMaintenanceAnnotationNamesMappedZones(t *testing.T) {
+	w := &OpenStackCluster{}
+	annotated := func(c *infrav1.OpenStackCluster, zones string) *infrav1.OpenStackCluster {
+		c.Annotations = map[string]string{infrav1.ZoneMaintenanceAnnotation: zones}
+		return c
+	}
+	const field = "metadata.annotations[infrastructure.cluster.x-k8s.io/zone-maintenance]"
+	for _, tc := range []struct {
+		name    string
+		obj     *infrav1.OpenStackCluster
+		message string
+	}{
+		{name: "a mapped zone", obj: annotated(multiAZCluster(), "az2")},
+		{name: "both, with blanks", obj: annotated(multiAZCluster(), " az1, ,az2 ")},
+		{name: "empty: nothing in maintenance", obj: annotated(multiAZCluster(), "")},
+		{name: "a typo", obj: annotated(multiAZCluster(), "az1,azz2"),
+			message: field + `: Invalid value: "az1,azz2": zone "azz2" is not in spec.apiServerLoadBalancer.availabilityZoneSubnets (az1, az2): name zones of the comma-separated list as the spec maps them`},
+		{name: "no per-zone load balancers", obj: annotated(legacyCluster(), "az1"),
+			message: field + `: Invalid value: "az1": zone "az1" cannot be taken out of service: the cluster has no per-zone load balancers (spec.apiServerLoadBalancer.availabilityZoneSubnets is empty)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			_, err := w.ValidateCreate(context.Background(), tc.obj)
+			if tc.message == "" {
+				g.Expect(err).NotTo(HaveOccurred())
+			} else {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.message)))
+			}
+			// The same on an update that sets the annotation.
+			_, err = w.ValidateUpdate(context.Background(), multiAZCluster(), tc.obj)
+			if tc.message == "" || tc.obj.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets == nil {
+				return // the single-load-balancer cluster's update fails on the spec change too
+			}
+			g.Expect(err).To(MatchError(ContainSubstring(tc.message)))
+		})
+	}
+
+	g := NewWithT(t)
+	// Removing a zone from the spec while the annotation names it is refused: remove both.
+	before := annotated(multiAZCluster(), "az2")
+	after := annotated(multiAZCluster(), "az2")
+	after.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = after.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets[:1]
+	_, err := w.ValidateUpdate(context.Background(), before, after)
+	g.Expect(err).To(MatchError(ContainSubstring(`zone "az2" is not in spec.apiServerLoadBalancer.availabilityZoneSubnets (az1)`)))
+	// An object admitted before the rule is not blocked in an update that touches neither.
+	stale := annotated(multiAZCluster(), "az9")
+	relabelled := annotated(multiAZCluster(), "az9")
+	relabelled.Labels = map[string]string{"team": "a"}
+	_, err = w.ValidateUpdate(context.Background(), stale, relabelled)
+	g.Expect(err).NotTo(HaveOccurred())
+}

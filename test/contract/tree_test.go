@@ -125,6 +125,54 @@ func fullyPopulatedStatusTree(t *testing.T, tg target) {
 	if !found {
 		t.Error("the pool is not in the tree")
 	}
+	disabledMemberIsOffline(t, tg, lbID, pool.ID, active)
+}
+
+// disabledMemberIsOffline checks what planned zone maintenance relies on: a member updated to
+// admin_state_up false is listed so, and its status tree entry becomes OFFLINE (the tree does
+// not carry admin_state_up: OFFLINE is what tells the membership code to look), and it can be
+// enabled again.
+func disabledMemberIsOffline(t *testing.T, tg target, lbID, poolID string, active func() (bool, error)) {
+	ctx := context.Background()
+	members, err := tg.clients.LoadBalancer.ListMembers(ctx, poolID, pools.ListMembersOpts{Address: "10.250.0.77", ProtocolPort: 6443})
+	if err != nil || len(members) != 1 {
+		t.Fatalf("listing the member by address and port: %v, %d members", err, len(members))
+	}
+	id := members[0].ID
+	for _, up := range []bool{false, true} {
+		if err := tg.clients.LoadBalancer.UpdateMember(ctx, poolID, id, pools.UpdateMemberOpts{AdminStateUp: &up}); err != nil {
+			t.Fatal(err)
+		}
+		if err := poll(60*time.Second, active); err != nil {
+			t.Fatal(err)
+		}
+		members, err = tg.clients.LoadBalancer.ListMembers(ctx, poolID, pools.ListMembersOpts{Address: "10.250.0.77", ProtocolPort: 6443})
+		if err != nil || len(members) != 1 || members[0].AdminStateUp != up {
+			t.Fatalf("after setting admin_state_up %t: %v, %+v", up, err, members)
+		}
+		if up {
+			break
+		}
+		err = poll(60*time.Second, func() (bool, error) {
+			tree, err := tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lbID)
+			if err != nil {
+				return false, err
+			}
+			for _, l := range tree.Loadbalancer.Listeners {
+				for _, p := range l.Pools {
+					for _, m := range p.Members {
+						if m.ID == id {
+							return m.OperatingStatus == "OFFLINE", nil
+						}
+					}
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			t.Fatalf("a disabled member's operating status in the status tree: want OFFLINE: %v", err)
+		}
+	}
 }
 
 // populatedLoadBalancer creates a load balancer as the controller does (listeners, pools and TCP

@@ -101,12 +101,24 @@ func waitDNS(ctx context.Context, host string, want ...string) {
 // watchDNS asks the DNS server for host's A records four times a second until the returned
 // function is called, which returns the answers that lacked must (with the time they were seen).
 func watchDNS(ctx context.Context, host, must string) func() []string {
+	return watchAnswers(ctx, host, func(got []string) bool { return !slices.Contains(got, must) })
+}
+
+// watchDNSWithout is watchDNS for the answers that hold mustNot.
+func watchDNSWithout(ctx context.Context, host, mustNot string) func() []string {
+	return watchAnswers(ctx, host, func(got []string) bool { return slices.Contains(got, mustNot) })
+}
+
+// watchAnswers asks the DNS server for host's A records four times a second until the returned
+// function is called, which returns the answers bad found wrong, and failed lookups (with the
+// time they were seen).
+func watchAnswers(ctx context.Context, host string, bad func([]string) bool) func() []string {
 	server := dnsServer()
 	ctx, cancel := context.WithCancel(ctx)
 	var (
-		mu  sync.Mutex
-		bad []string
-		wg  sync.WaitGroup
+		mu    sync.Mutex
+		wrong []string
+		wg    sync.WaitGroup
 	)
 	wg.Add(1)
 	go func() {
@@ -131,9 +143,9 @@ func watchDNS(ctx context.Context, host, must string) func() []string {
 				GinkgoWriter.Printf("%s: DNS lookup timed out: %v\n", time.Now().Format("15:04:05.000"), err)
 				continue
 			}
-			if err != nil || !slices.Contains(got, must) {
+			if err != nil || bad(got) {
 				mu.Lock()
-				bad = append(bad, fmt.Sprintf("%s %v %s", time.Now().Format("15:04:05.000"), got, errString(err)))
+				wrong = append(wrong, fmt.Sprintf("%s %v %s", time.Now().Format("15:04:05.000"), got, errString(err)))
 				mu.Unlock()
 			}
 		}
@@ -143,7 +155,7 @@ func watchDNS(ctx context.Context, host, must string) func() []string {
 		wg.Wait()
 		mu.Lock()
 		defer mu.Unlock()
-		return bad
+		return wrong
 	}
 }
 

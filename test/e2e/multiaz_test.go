@@ -176,7 +176,7 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		withdrawn := time.Since(fault)
 		Eventually(func(g Gomega) {
 			got := getCluster(ctx, g, key)
-			g.Expect(got.Status.APIServerLoadBalancers[1].Healthy).To(BeFalse())
+			g.Expect(got.Status.APIServerLoadBalancers[1].Healthy).To(HaveValue(BeFalse()))
 			g.Expect(got.Status.ZonesReady).To(Equal("1/2"))
 			g.Expect(conditionTrue(got.Status.Conditions, infrav1.APIServerLoadBalancersReadyCondition)).To(MatchError(ContainSubstring(cfg.zones[1])))
 		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
@@ -208,6 +208,60 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		Expect(watch()).To(BeEmpty(), "answers without the cluster's first zone while another plane synced the zone")
 	}, NodeTimeout(4*time.Minute))
 
+	It("takes a zone out for planned maintenance: out of DNS, then, once the TTL has passed, no new connection to its machine; and back", func(ctx SpecContext) {
+		osc := getCluster(ctx, Default, key)
+		host := osc.Spec.ControlPlaneEndpoint.Host
+		ttl := time.Duration(osc.Spec.APIServerLoadBalancer.DNS.TTL) * time.Second
+		first, second := osc.Status.APIServerLoadBalancers[0].IP, osc.Status.APIServerLoadBalancers[1].IP
+		zone, lbs := cfg.zones[1], osc.Status.APIServerLoadBalancers
+		waitDNS(ctx, host, first, second)
+		keep := watchDNS(ctx, host, first)
+
+		By("naming the second zone in the zone-maintenance annotation")
+		start := time.Now()
+		setZoneMaintenance(ctx, key, zone)
+		waitDNS(ctx, host, first)
+		gone := time.Now()
+		absent := watchDNSWithout(ctx, host, second)
+		GinkgoWriter.Printf("zone %s out of DNS %s after the annotation was set\n", zone, gone.Sub(start).Round(100*time.Millisecond))
+		o := observe(ctx, Default, lbs[1].ID)
+		Expect(o.enabled[machines[1]]).To(HaveEach(BeTrue()), "the machine keeps its connections while the records' TTL runs")
+
+		var drained time.Time
+		Eventually(func(g Gomega) {
+			o := observe(ctx, g, lbs[1].ID)
+			g.Expect(o.enabled[machines[1]]).NotTo(BeEmpty())
+			g.Expect(o.enabled[machines[1]]).To(HaveEach(BeFalse()), "every pool's member of %s disabled", machines[1])
+		}).WithTimeout(ttl + 2*time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+		drained = time.Now()
+		got := getCluster(ctx, Default, key)
+		mt := got.Status.APIServerLoadBalancers[1].Maintenance
+		Expect(mt).NotTo(BeNil())
+		Expect(mt.Phase).To(Equal(infrav1.ZoneInMaintenance))
+		Expect(mt.WithdrawnAt).NotTo(BeNil())
+		// WithdrawnAt is recorded to the second.
+		Expect(drained.Sub(mt.WithdrawnAt.Time)).To(BeNumerically(">=", ttl-time.Second), "members disabled only once the TTL had passed since ExternalDNS took the records up")
+		Expect(conditionTrue(got.Status.Conditions, infrav1.ZoneMaintenanceReadyCondition)).To(Succeed())
+		GinkgoWriter.Printf("zone %s's machine disabled %s after the zone left DNS (TTL %s)\n", zone, drained.Sub(gone).Round(100*time.Millisecond), ttl)
+		Expect(observe(ctx, Default, lbs[0].ID).enabled[machines[0]]).To(HaveEach(BeTrue()), "the other zone's machine is untouched")
+		Expect(observe(ctx, Default, lbs[1].ID).members).To(HaveKey(machines[1]), "members are disabled, never deleted")
+		Eventually(func(g Gomega) {
+			expectTableRow(ctx, g, key, map[string]any{"Zones": "1/2 (maintenance: " + zone + ")"})
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		Expect(absent()).To(BeEmpty(), "answers holding the zone in maintenance after it left DNS")
+
+		By("clearing the annotation")
+		back := time.Now()
+		setZoneMaintenance(ctx, key, "")
+		Eventually(func(g Gomega) {
+			g.Expect(observe(ctx, g, lbs[1].ID).enabled[machines[1]]).To(HaveEach(BeTrue()))
+		}).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+		waitDNS(ctx, host, first, second)
+		GinkgoWriter.Printf("zone %s back in DNS %s after the annotation was cleared\n", zone, time.Since(back).Round(100*time.Millisecond))
+		Expect(getCluster(ctx, Default, key).Status.APIServerLoadBalancers[1].Maintenance).To(BeNil())
+		Expect(keep()).To(BeEmpty(), "answers without the zone that stayed in service")
+	}, NodeTimeout(6*time.Minute))
+
 	It("keeps its resources, machines and DNS name from a tenant of another namespace in the same project", func(ctx SpecContext) {
 		hostileTenant(ctx, key, machines[0])
 	}, NodeTimeout(10*time.Minute))
@@ -233,7 +287,7 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		Eventually(func(g Gomega) {
 			recreated = getCluster(ctx, g, key).Status.APIServerLoadBalancers[1]
 			g.Expect(recreated.ID).NotTo(Equal(old), "the load balancer is recreated")
-			g.Expect(recreated.Healthy).To(BeTrue())
+			g.Expect(recreated.Healthy).To(HaveValue(BeTrue()))
 		}).WithTimeout(4 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		GinkgoWriter.Printf("zone %s's load balancer recreated and healthy %s after the fault\n", cfg.zones[1], time.Since(fault).Round(100*time.Millisecond))
 		Expect(recreated.IP).To(Equal(zoneFIP), "the recreated load balancer has the zone's floating IP")
@@ -372,4 +426,21 @@ func filter(lines []string, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// setZoneMaintenance sets the cluster's zone-maintenance annotation ("" removes it), as an
+// operator would with kubectl annotate.
+func setZoneMaintenance(ctx context.Context, key client.ObjectKey, zones string) {
+	Eventually(func(g Gomega) {
+		osc := getCluster(ctx, g, key)
+		if zones == "" {
+			delete(osc.Annotations, infrav1.ZoneMaintenanceAnnotation)
+		} else {
+			if osc.Annotations == nil {
+				osc.Annotations = map[string]string{}
+			}
+			osc.Annotations[infrav1.ZoneMaintenanceAnnotation] = zones
+		}
+		g.Expect(kube.Update(ctx, osc)).To(Succeed())
+	}).WithTimeout(30 * time.Second).Should(Succeed())
 }

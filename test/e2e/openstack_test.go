@@ -41,6 +41,8 @@ type observedLB struct {
 	listeners map[int][3]string
 	// members maps each member's name to its address, over every pool.
 	members map[string][]string
+	// enabled maps each member's name to its admin_state_up in every pool, in pool order.
+	enabled map[string][]bool
 	// floatingIP is the floating IP on the VIP port, if any.
 	floatingIP *floatingips.FloatingIP
 }
@@ -48,7 +50,7 @@ type observedLB struct {
 // observe reads load balancer id from Octavia (its status tree, listeners for their ports,
 // members of every pool) and the floating IP on its VIP port from Neutron.
 func observe(ctx context.Context, g Gomega, id string) observedLB {
-	out := observedLB{listeners: map[int][3]string{}, members: map[string][]string{}}
+	out := observedLB{listeners: map[int][3]string{}, members: map[string][]string{}, enabled: map[string][]bool{}}
 	lb, err := openstack.LoadBalancer.GetLoadBalancer(ctx, id)
 	g.Expect(err).NotTo(HaveOccurred())
 	out.lb = lb
@@ -63,6 +65,7 @@ func observe(ctx context.Context, g Gomega, id string) observedLB {
 		members, err := openstack.LoadBalancer.ListMembers(ctx, p.ID, pools.ListMembersOpts{})
 		g.Expect(err).NotTo(HaveOccurred())
 		for _, m := range members {
+			out.enabled[m.Name] = append(out.enabled[m.Name], m.AdminStateUp)
 			if !slices.Contains(out.members[m.Name], m.Address) {
 				out.members[m.Name] = append(out.members[m.Name], m.Address)
 			}

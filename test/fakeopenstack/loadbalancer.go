@@ -756,10 +756,42 @@ func (a *loadBalancerAPI) CreateMember(_ context.Context, poolID string, opts po
 			}
 		}
 		m.ID, m.PoolID, m.ProvisioningStatus, m.OperatingStatus, m.AdminStateUp = c.newID("member"), poolID, statusPendingCreate, "NO_MONITOR", true
+		if up, ok := body["admin_state_up"].(bool); ok && !up {
+			m.AdminStateUp, m.OperatingStatus = false, "OFFLINE"
+		}
 		m.Tags = stringsOf(body["tags"])
 		c.lb.members.add(m.ID, m)
 		c.markPending(e, statusPendingUpdate, statusActive)
 		return clone(m), nil
+	})
+}
+
+// UpdateMember changes a member's admin_state_up (the one attribute the controller updates). A
+// disabled member is OFFLINE, as Octavia's health manager reports a member in maintenance; one
+// enabled again is NO_MONITOR until a test reports its health (SetOperatingStatus).
+func (a *loadBalancerAPI) UpdateMember(_ context.Context, poolID, memberID string, opts pools.UpdateMemberOptsBuilder) error {
+	return lockedErr(a.c, "UpdateMember", func(c *Cloud) error {
+		m, ok := c.lb.members.get(memberID)
+		if !ok || m.PoolID != poolID {
+			return notFound("Member", memberID)
+		}
+		p, _ := c.lb.pools.get(poolID)
+		e, err := c.mutable(poolLB(p))
+		if err != nil {
+			return err
+		}
+		body, err := requestBody(opts)
+		if err != nil {
+			return err
+		}
+		if up, ok := body["admin_state_up"].(bool); ok && up != m.AdminStateUp {
+			m.AdminStateUp, m.OperatingStatus = up, "OFFLINE"
+			if up {
+				m.OperatingStatus = "NO_MONITOR"
+			}
+		}
+		c.markPending(e, statusPendingUpdate, statusActive)
+		return nil
 	})
 }
 

@@ -448,6 +448,20 @@ func (mr *MockLoadBalancerClientMockRecorder) UpdateLoadBalancer(ctx, id, opts a
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "UpdateLoadBalancer", reflect.TypeOf((*MockLoadBalancerClient)(nil).UpdateLoadBalancer), ctx, id, opts)
 }
 
+// UpdateMember mocks base method.
+func (m *MockLoadBalancerClient) UpdateMember(ctx context.Context, poolID, memberID string, opts pools.UpdateMemberOptsBuilder) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "UpdateMember", ctx, poolID, memberID, opts)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// UpdateMember indicates an expected call of UpdateMember.
+func (mr *MockLoadBalancerClientMockRecorder) UpdateMember(ctx, poolID, memberID, opts any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "UpdateMember", reflect.TypeOf((*MockLoadBalancerClient)(nil).UpdateMember), ctx, poolID, memberID, opts)
+}
+
 // UpdateMonitor mocks base method.
 func (m *MockLoadBalancerClient) UpdateMonitor(ctx context.Context, id string, opts monitors.UpdateOptsBuilder) (*monitors.Monitor, error) {
 	m.ctrl.T.Helper()

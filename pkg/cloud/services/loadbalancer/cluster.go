@@ -20,7 +20,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -59,8 +61,11 @@ type Result struct {
 	Publication Publication
 	// ZonesReady is the Zones column (status.zonesReady): "<zones that serve>/<zones mapped>" with
 	// availabilityZoneSubnets, where a zone serves when DNS publishes it because it can take
-	// traffic (Publication.Zones); empty otherwise.
+	// traffic (Publication.Zones), followed by " (maintenance: az1, ...)" while zones are taken
+	// out for planned maintenance; empty otherwise.
 	ZonesReady string
+	// Maintenance is where the planned maintenance of the zones stands (maintain).
+	Maintenance Maintenance
 	// MachinesMayStart says whether machines may be created as far as the load balancers go:
 	// always without a load balancer, once the single one is ready, and with one per availability
 	// zone as soon as one zone's is (another zone may still converge, or be broken).
@@ -104,9 +109,31 @@ func (s *Service) ReconcileCluster(ctx context.Context, res Resolver, namespace,
 
 	r := Result{Observed: true, Summary: Summarize(outcomes, plan.Stale, staleDone, staleErr)}
 	r.Zones, r.Single = plan.entries(osc, outcomes, staleDone)
+	if osc.Spec.APIServerLoadBalancersPerZone() {
+		r.Maintenance = s.maintain(osc, r.Zones, time.Now())
+		if r.Single != nil {
+			r.Single = entryFor(r.Zones, r.Single.AvailabilityZone).DeepCopy()
+		}
+		if after := r.Maintenance.RequeueAfter; after > 0 && (r.Summary.RequeueAfter == 0 || after < r.Summary.RequeueAfter) {
+			r.Summary.RequeueAfter = after
+		}
+	}
 	r.Publication = publication(osc, r.Zones, r.Single)
 	if osc.Spec.APIServerLoadBalancersPerZone() {
 		r.ZonesReady = fmt.Sprintf("%d/%d", len(r.Publication.Zones), len(osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets))
+		var out []string
+		for _, e := range r.Zones {
+			if e.Maintenance != nil {
+				out = append(out, e.AvailabilityZone)
+			}
+		}
+		switch words := strings.Join(out, ", "); {
+		case len(out) == 0:
+		case len(words) > 200:
+			r.ZonesReady += fmt.Sprintf(" (maintenance: %d zones)", len(out))
+		default:
+			r.ZonesReady += " (maintenance: " + words + ")"
+		}
 		r.MachinesMayStart = r.Summary.Ready > 0
 	} else {
 		r.MachinesMayStart = r.Summary.Message == ""

@@ -50,7 +50,7 @@ func TestSteadyStateIsThreeReadCalls(t *testing.T) {
 	// With what the status tree says of the load balancer's health.
 	g.Expect(out.Status.ProvisioningStatus).To(Equal("ACTIVE"))
 	g.Expect(out.Status.OperatingStatus).To(Equal("ONLINE"))
-	g.Expect(out.Status.Healthy).To(BeTrue())
+	g.Expect(out.Status.Healthy).To(HaveValue(BeTrue()))
 	g.Expect(out.Status.Pools).To(HaveExactElements(
 		And(HaveField("Name", ChildName(d.Name, 6443)), HaveField("Port", 6443)),
 		And(HaveField("Name", ChildName(d.Name, 8132)), HaveField("Port", 8132))))

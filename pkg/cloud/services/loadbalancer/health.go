@@ -91,6 +91,15 @@ func Healthy(lb *infrav1.LoadBalancer, apiPort int) (bool, string) {
 	}
 }
 
+// setHealth records what Healthy found: Healthy and Health are written together.
+func setHealth(status *infrav1.LoadBalancer, healthy bool) {
+	status.Healthy = ptr.To(healthy)
+	status.Health = infrav1.LoadBalancerUnhealthy
+	if healthy {
+		status.Health = infrav1.LoadBalancerHealthy
+	}
+}
+
 // memberWords lists the members of the API server port's pool with their status, for messages.
 func memberWords(lb *infrav1.LoadBalancer, apiPort int) string {
 	for _, p := range lb.Pools {
@@ -139,7 +148,8 @@ func publication(osc *infrav1.OpenStackCluster, zones []infrav1.LoadBalancer, si
 			entries = []infrav1.LoadBalancer{*single}
 		}
 	}
-	ready := publishable(osc, entries)
+	// A zone in maintenance is never published, not even when no other zone is healthy.
+	ready := publishable(osc, slices.DeleteFunc(slices.Clone(entries), func(e infrav1.LoadBalancer) bool { return e.Maintenance != nil }))
 	var p Publication
 	p.Addresses, p.NoneHealthy = PublishedAddresses(ready, osc.Spec.EffectiveAPIServerPort())
 	words := make([]string, len(p.Addresses))
@@ -161,9 +171,11 @@ func publication(osc *infrav1.OpenStackCluster, zones []infrav1.LoadBalancer, si
 		}
 		why := "no control plane machine ONLINE behind it"
 		switch {
+		case e.Maintenance != nil:
+			why = "in maintenance"
 		case !slices.ContainsFunc(ready, func(r infrav1.LoadBalancer) bool { return r.ID == e.ID }):
 			why = "no public address yet"
-		case !e.Healthy:
+		case !e.IsHealthy():
 			why = "its load balancer cannot take traffic"
 		}
 		p.Withdrawn = append(p.Withdrawn, fmt.Sprintf("%s (%s)", e.AvailabilityZone, why))
@@ -203,7 +215,7 @@ func PublishedAddresses(lbs []infrav1.LoadBalancer, apiPort int) (addresses []st
 			continue
 		}
 		all = append(all, lb.IP)
-		if lb.Healthy {
+		if lb.IsHealthy() {
 			healthy = append(healthy, lb.IP)
 		}
 		if Serves(lb, apiPort) {
@@ -223,7 +235,7 @@ func PublishedAddresses(lbs []infrav1.LoadBalancer, apiPort int) (addresses []st
 // Serves says whether a load balancer answers API requests: healthy, with a control plane machine
 // ONLINE in the pool of the API server port (apiPort).
 func Serves(lb *infrav1.LoadBalancer, apiPort int) bool {
-	return lb.Healthy && memberOnline(lb, apiPort)
+	return lb.IsHealthy() && memberOnline(lb, apiPort)
 }
 
 // memberOnline says whether a member of the pool of port is ONLINE.
@@ -240,11 +252,11 @@ func memberOnline(lb *infrav1.LoadBalancer, port int) bool {
 // reconcile: a warning when it can no longer take traffic, a normal event when it can again.
 func (s *Service) reportHealthTransition(d *Desired, known *infrav1.LoadBalancer, out Outcome) {
 	if known == nil || out.Status == nil || known.ID != out.Status.ID || (out.State != StateReady && out.State != StateUnhealthy) ||
-		known.Healthy == out.Status.Healthy || known.ProvisioningStatus == "" {
+		known.IsHealthy() == out.Status.IsHealthy() || known.ProvisioningStatus == "" {
 		return
 	}
 	res := report.Resource{Kind: "LoadBalancer", Name: out.Status.Name, ID: out.Status.ID, Zone: d.AvailabilityZone}
-	if out.Status.Healthy {
+	if out.Status.IsHealthy() {
 		s.report.Noted("LoadBalancerHealthy", res, "Load balancer %s of %s is healthy again: Octavia reports it %s", out.Status.Name, zoneWords(d.AvailabilityZone), out.Status.OperatingStatus)
 		return
 	}

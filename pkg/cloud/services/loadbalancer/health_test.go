@@ -70,7 +70,7 @@ func TestHealthRules(t *testing.T) {
 func TestPublishedAddressesAreTheServingZonesAndNeverNone(t *testing.T) {
 	g := NewWithT(t)
 	zone := func(ip string, healthy bool, member string) infrav1.LoadBalancer {
-		lb := infrav1.LoadBalancer{IP: ip, Healthy: healthy, Pools: []infrav1.LoadBalancerPool{{Port: 9345}, {Port: 6443}}}
+		lb := infrav1.LoadBalancer{IP: ip, Healthy: ptr.To(healthy), Pools: []infrav1.LoadBalancerPool{{Port: 9345}, {Port: 6443}}}
 		if member != "" {
 			lb.Pools[1].Members = []infrav1.LoadBalancerMember{{Name: "cp", OperatingStatus: member}}
 			lb.Pools[0].Members = []infrav1.LoadBalancerMember{{Name: "cp", OperatingStatus: "ONLINE"}}
@@ -114,7 +114,7 @@ func healthyZone(t *testing.T, g *WithT) (*world, *Service, *Desired, Outcome) {
 	d := w.desired("az1")
 	d.HealthPoll = DNSHealthPoll
 	ready, _ := converge(t, s, d, nil)
-	g.Expect(ready.Status.Healthy).To(BeTrue())
+	g.Expect(ready.Status.Healthy).To(HaveValue(BeTrue()))
 	return w, s, d, ready
 }
 
@@ -142,7 +142,7 @@ func TestZoneHealthFollowsOctaviaAndIsReported(t *testing.T) {
 	g.Expect(down.State).To(Equal(StateUnhealthy))
 	g.Expect(down.Reason).To(Equal(infrav1.LoadBalancerUnhealthyReason))
 	g.Expect(down.RequeueAfter).To(Equal(HealthRequeue))
-	g.Expect(down.Status.Healthy).To(BeFalse())
+	g.Expect(down.Status.Healthy).To(HaveValue(BeFalse()))
 	g.Expect(down.Message).To(ContainSubstring("is ERROR (members on port 6443: cp-10.6.0.10 ERROR, cp-10.6.0.11 ERROR)"))
 	g.Expect(w.events()).To(ContainSubstring("LoadBalancerUnhealthy"))
 
@@ -150,7 +150,7 @@ func TestZoneHealthFollowsOctaviaAndIsReported(t *testing.T) {
 	w.cloud.SetOperatingStatus(ready.Status.ID, "DEGRADED", map[string]string{"10.6.0.11": "ONLINE"})
 	up := s.Reconcile(ctx, d, down.Status)
 	g.Expect(up.State).To(Equal(StateReady))
-	g.Expect(up.Status.Healthy).To(BeTrue())
+	g.Expect(up.Status.Healthy).To(HaveValue(BeTrue()))
 	g.Expect(w.events()).To(ContainSubstring("LoadBalancerHealthy"))
 	again := s.Reconcile(ctx, d, up.Status)
 	g.Expect(again.State).To(Equal(StateReady))
@@ -249,7 +249,7 @@ func TestAZoneStaysHealthyWhileOctaviaAppliesAChange(t *testing.T) {
 	w.cloud.SetLoadBalancerStatus(ready.Status.ID, "PENDING_UPDATE")
 	busy := s.Reconcile(ctx, d, ready.Status)
 	g.Expect(busy.State).To(Equal(StateWaiting))
-	g.Expect(busy.Status.Healthy).To(BeTrue(), "a change being applied is no outage")
+	g.Expect(busy.Status.Healthy).To(HaveValue(BeTrue()), "a change being applied is no outage")
 	g.Expect(busy.Status.Pools).To(HaveLen(2), "what the status tree says is kept")
 	w.cloud.SetLoadBalancerStatus(ready.Status.ID, "ACTIVE")
 	after := s.Reconcile(ctx, d, busy.Status)
@@ -260,7 +260,7 @@ func TestAZoneStaysHealthyWhileOctaviaAppliesAChange(t *testing.T) {
 	for _, status := range []string{"PENDING_DELETE", "ERROR"} {
 		w.cloud.SetLoadBalancerStatus(ready.Status.ID, status)
 		out := s.Reconcile(ctx, d, after.Status)
-		g.Expect(out.Status.Healthy).To(BeFalse(), status)
+		g.Expect(out.Status.Healthy).To(HaveValue(BeFalse()), status)
 	}
 }
 

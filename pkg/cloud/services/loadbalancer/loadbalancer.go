@@ -30,6 +30,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
@@ -177,12 +178,15 @@ func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBal
 
 // statusOf is the status entry of a located load balancer.
 func (s *Service) statusOf(d *Desired, f *found, known *infrav1.LoadBalancer) *infrav1.LoadBalancer {
-	st := &infrav1.LoadBalancer{Name: f.name, ID: f.id, AvailabilityZone: d.AvailabilityZone, Tags: s.tags(d)}
+	st := &infrav1.LoadBalancer{Name: f.name, ID: f.id, AvailabilityZone: d.AvailabilityZone, Tags: s.tags(d), Health: infrav1.LoadBalancerHealthUnknown}
 	if known != nil && known.ID == f.id {
 		st.InternalIP, st.IP, st.AllowedCIDRs = known.InternalIP, known.IP, known.AllowedCIDRs
 		st.LoadBalancerNetwork = known.LoadBalancerNetwork.DeepCopy()
 		// What the last look at the status tree found holds until the next one.
-		st.Healthy, st.Pools = known.Healthy, slices.Clone(known.Pools)
+		st.Health, st.Pools = known.Health, slices.Clone(known.Pools)
+		if known.Healthy != nil {
+			st.Healthy = ptr.To(*known.Healthy)
+		}
 	}
 	if f.lb != nil {
 		st.InternalIP = f.lb.VipAddress
@@ -341,12 +345,13 @@ func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *in
 		if f.tree != nil {
 			observeTree(f.tree, d, status)
 		}
-		status.Healthy, _ = Healthy(status, d.Ports[0])
+		healthy, _ := Healthy(status, d.Ports[0])
+		setHealth(status, healthy)
 		out := waiting(fmt.Sprintf("load balancer %s is %s", f.name, f.provisioning))
 		out.RequeueAfter = pendingInterval(s.memory.pendingFor(f.id, time.Now()))
 		return out
 	case f.provisioning == "ERROR":
-		status.Healthy = false
+		setHealth(status, false)
 		s.memory.forgetPending(f.id)
 		return s.recoverFromError(ctx, d, f)
 	}
@@ -373,7 +378,7 @@ func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *in
 		return out
 	}
 	healthy, why := Healthy(status, d.Ports[0])
-	status.Healthy = healthy
+	setHealth(status, healthy)
 	if !healthy {
 		return Outcome{State: StateUnhealthy, Reason: infrav1.LoadBalancerUnhealthyReason, Message: why, RequeueAfter: HealthRequeue}
 	}

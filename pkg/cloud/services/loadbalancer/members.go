@@ -41,6 +41,9 @@ type Member struct {
 	// SubnetID is the subnet of Address, given to Octavia when the load balancer's network is
 	// not the machine's.
 	SubnetID string
+	// Disabled means the machine's members must take no new connection (admin_state_up false):
+	// its zone is in maintenance (ZoneDrained).
+	Disabled bool
 }
 
 // The zone of a machine, as the zone rules see it.
@@ -76,6 +79,8 @@ type Membership struct {
 	MappedZones string
 	// Done means the machine is a member of exactly its targets.
 	Done bool
+	// Disabled means its members take no new connection: its zone is in maintenance.
+	Disabled bool
 }
 
 // ReconcileMachine makes control plane machine name, at address in availability zone zone
@@ -91,7 +96,8 @@ func (s *Service) ReconcileMachine(ctx context.Context, osc *infrav1.OpenStackCl
 	for i, t := range m.Targets {
 		ids[i] = t.ID
 	}
-	member := Member{Name: name, Address: address, SubnetID: MemberSubnet(&osc.Status, m.Targets, address)}
+	m.Disabled = ZoneDrained(&osc.Status, zone)
+	member := Member{Name: name, Address: address, SubnetID: MemberSubnet(&osc.Status, m.Targets, address), Disabled: m.Disabled}
 	var err error
 	m.Done, err = s.ReconcileMembership(ctx, osc.Status.AllAPIServerLoadBalancers(), ids, Ports(&osc.Spec), member)
 	return m, err
@@ -283,13 +289,16 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 	}
 	for _, port := range ports {
 		p := poolNamed(tree.Loadbalancer, ChildName(name, port))
-		if slices.ContainsFunc(p.Members, func(mb pools.Member) bool { return mb.Address == m.Address && mb.ProtocolPort == port }) {
+		if i := slices.IndexFunc(p.Members, func(mb pools.Member) bool { return mb.Address == m.Address && mb.ProtocolPort == port }); i >= 0 {
+			if settled, err := s.reconcileAdminState(ctx, lb, name, p, &p.Members[i], m, verify); !settled {
+				return false, err
+			}
 			continue
 		}
 		if mine, err := verify(); !mine {
 			return false, err
 		}
-		_, err := s.lb.CreateMember(ctx, p.ID, pools.CreateMemberOpts{Name: m.Name, Address: m.Address, ProtocolPort: port, SubnetID: m.SubnetID})
+		_, err := s.lb.CreateMember(ctx, p.ID, pools.CreateMemberOpts{Name: m.Name, Address: m.Address, ProtocolPort: port, SubnetID: m.SubnetID, AdminStateUp: disabledOnly(m.Disabled)})
 		switch {
 		case clients.IsConflict(err):
 			return false, nil
@@ -300,6 +309,43 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 		return false, nil
 	}
 	return true, nil
+}
+
+// reconcileAdminState makes member mb of pool p take new connections, or not (m.Disabled). The
+// status tree does not say whether a member is enabled: the pool's members are listed when the
+// machine's zone is in maintenance, or when the member is OFFLINE (Octavia's word for a member
+// that is administratively disabled, or not reported on yet), so that a member in any other
+// state costs no request. settled is false after a change (Octavia applies it) or while the
+// load balancer is busy.
+func (s *Service) reconcileAdminState(ctx context.Context, lb *infrav1.LoadBalancer, lbName string, p *pools.Pool, mb *pools.Member, m Member, verify func() (bool, error)) (settled bool, err error) {
+	if !m.Disabled && mb.OperatingStatus != "OFFLINE" {
+		return true, nil
+	}
+	members, err := s.lb.ListMembers(ctx, p.ID, pools.ListMembersOpts{Address: mb.Address, ProtocolPort: mb.ProtocolPort})
+	if err != nil {
+		return false, fmt.Errorf("listing the members of pool %s: %w", p.Name, err)
+	}
+	i := slices.IndexFunc(members, func(x pools.Member) bool { return x.ID == mb.ID })
+	if i < 0 || members[i].AdminStateUp == !m.Disabled {
+		return true, nil
+	}
+	if mine, err := verify(); !mine {
+		return false, err
+	}
+	err = s.lb.UpdateMember(ctx, p.ID, mb.ID, pools.UpdateMemberOpts{AdminStateUp: ptr.To(!m.Disabled)})
+	switch {
+	case clients.IsConflict(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("updating member %s (%s) of pool %s: %w", mb.Name, mb.Address, p.Name, err)
+	}
+	res := report.Resource{Kind: "Member", Name: p.Name + "/" + mb.Name, ID: mb.ID, Zone: lb.AvailabilityZone}
+	if m.Disabled {
+		s.report.Changed("DisabledMember", res, "Disabled %s (%s) in pool %s of load balancer %s: its zone is in maintenance, it takes no new connection", mb.Name, mb.Address, p.Name, lbName)
+	} else {
+		s.report.Changed("EnabledMember", res, "Enabled %s (%s) in pool %s of load balancer %s again", mb.Name, mb.Address, p.Name, lbName)
+	}
+	return false, nil
 }
 
 func (s *Service) deleteMember(ctx context.Context, lb *infrav1.LoadBalancer, lbName string, p *pools.Pool, mb *pools.Member) (bool, error) {
@@ -328,6 +374,15 @@ func poolNamed(tree *loadbalancers.LoadBalancer, name string) *pools.Pool {
 		if p.Name == name {
 			return &p
 		}
+	}
+	return nil
+}
+
+// disabledOnly is a new member's admin_state_up: false for a machine whose zone is in
+// maintenance, left out (Octavia's default, true) otherwise.
+func disabledOnly(disabled bool) *bool {
+	if disabled {
+		return ptr.To(false)
 	}
 	return nil
 }

@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
+)
+
+// setMaintenance sets the zone-maintenance annotation of osc ("" removes it).
+func setMaintenance(g *WithT, osc *infrav1.OpenStackCluster, zones string) {
+	g.Eventually(func() error {
+		cur := &infrav1.OpenStackCluster{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(osc), cur); err != nil {
+			return err
+		}
+		if zones == "" {
+			delete(cur.Annotations, infrav1.ZoneMaintenanceAnnotation)
+		} else {
+			if cur.Annotations == nil {
+				cur.Annotations = map[string]string{}
+			}
+			cur.Annotations[infrav1.ZoneMaintenanceAnnotation] = zones
+		}
+		return env.Client.Update(ctx, cur)
+	}, eventually, poll).Should(Succeed())
+}
+
+// externalDNSReads does what ExternalDNS's crd source does when it reads the cluster's
+// DNSEndpoint: status.observedGeneration becomes its generation.
+func externalDNSReads(g Gomega, osc *infrav1.OpenStackCluster) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(dnsEndpointGVK)
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: osc.Namespace, Name: osc.Name + "-apiserver"}, obj)).To(Succeed())
+	g.Expect(unstructured.SetNestedField(obj.Object, obj.GetGeneration(), "status", "observedGeneration")).To(Succeed())
+	g.Expect(env.Client.Status().Update(ctx, obj)).To(Succeed())
+}
+
+// adminStates are the admin_state_up of every member of the zone's load balancer.
+func adminStates(g Gomega, cloud *fakeopenstack.Cloud, namespace, az string) []bool {
+	lb := lbsIn(cloud)[loadbalancer.Name(namespace, "c", az)]
+	tree, err := cloud.LoadBalancer().GetLoadBalancerStatuses(ctx, lb.ID)
+	g.Expect(err).NotTo(HaveOccurred())
+	var up []bool
+	for _, l := range tree.Loadbalancer.Listeners {
+		for _, p := range l.Pools {
+			ms, err := cloud.LoadBalancer().ListMembers(ctx, p.ID, nil)
+			g.Expect(err).NotTo(HaveOccurred())
+			for _, m := range ms {
+				up = append(up, m.AdminStateUp)
+			}
+		}
+	}
+	return up
+}
+
+// membersOnline reports every member of both zones' load balancers ONLINE, as the health
+// monitors of a working control plane would.
+func membersOnline(g Gomega, cloud *fakeopenstack.Cloud, osc *infrav1.OpenStackCluster, machines ...*infrav1.OpenStackMachine) {
+	online := map[string]string{}
+	for _, m := range machines {
+		got := getMachine(g, m)
+		for _, a := range got.Status.Addresses {
+			online[a.Address] = "ONLINE"
+		}
+	}
+	for _, e := range get(g, osc).Status.APIServerLoadBalancers {
+		cloud.SetOperatingStatus(e.ID, "ONLINE", online)
+	}
+}
+
+func TestZoneMaintenanceWithdrawsWaitsDrainsAndReturns(t *testing.T) {
+	g := NewWithT(t)
+	ns := testNamespace("maintenance")
+	azs := []string{"az1", "az2"}
+	cloud := newCloud(t, g, ns)
+	cloud.SetAvailabilityZones(azs...)
+	addMachineImages(cloud)
+	n := addLBNetwork(t, g, cloud, azs...)
+	spec := multiAZSpec(n, azs...)
+	spec.APIServerLoadBalancer.DNS = &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint, TTL: 1}
+	osc := newCluster(g, ns, false, spec, true)
+	g.Eventually(func(g Gomega) { lbReady(g, osc) }, eventually, poll).Should(Succeed())
+	markInfrastructureProvisioned(g, ns)
+	cp1, cp2 := newMachine(g, ns, "cp-az1", "az1", true), newMachine(g, ns, "cp-az2", "az2", true)
+
+	var entries []infrav1.LoadBalancer
+	g.Eventually(func(g Gomega) {
+		for _, m := range []*infrav1.OpenStackMachine{cp1, cp2} {
+			g.Expect(conditions.IsTrue(getMachine(g, m), infrav1.APIServerIngressReadyCondition)).To(BeTrue())
+		}
+		membersOnline(g, cloud, osc, cp1, cp2)
+		got := get(g, osc)
+		entries = got.Status.APIServerLoadBalancers
+		g.Expect(got.Status.ZonesReady).To(Equal("2/2"))
+		targets, _, _ := publishedTargets(g, got)
+		g.Expect(targets).To(ConsistOf(entries[0].IP, entries[1].IP))
+		c := conditions.Get(got, infrav1.ZoneMaintenanceReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(infrav1.NotRequiredReason))
+		for _, e := range entries {
+			g.Expect(e.Health).To(Equal(infrav1.LoadBalancerHealthy))
+		}
+	}, eventually, poll).Should(Succeed())
+
+	// az1 is taken out: it leaves DNS first, and its machine keeps its connections while
+	// ExternalDNS has not taken the records up.
+	setMaintenance(g, osc, "az1")
+	g.Eventually(func(g Gomega) {
+		got := get(g, osc)
+		targets, _, _ := publishedTargets(g, got)
+		g.Expect(targets).To(Equal([]string{entries[1].IP}))
+		g.Expect(got.Status.APIServerLoadBalancers[0].Maintenance).To(Equal(&infrav1.ZoneMaintenance{Phase: infrav1.ZoneWithdrawing}))
+		c := conditions.Get(got, infrav1.ZoneMaintenanceReadyCondition)
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(c.Reason).To(Equal(infrav1.ZoneWithdrawingReason))
+		g.Expect(c.Message).To(Equal("taking out of service: az1 (waiting for ExternalDNS to take up the records without it)"))
+		g.Expect(conditions.Get(got, infrav1.APIServerDNSReadyCondition).Message).To(HaveSuffix("withdrawn: az1 (in maintenance)"))
+		g.Expect(got.Status.ZonesReady).To(Equal("1/2 (maintenance: az1)"))
+		g.Expect(conditions.IsTrue(got, infrav1.ReadyCondition)).To(BeTrue(), "maintenance does not make the cluster unready")
+	}, eventually, poll).Should(Succeed())
+	g.Expect(adminStates(g, cloud, ns, "az1")).To(Equal([]bool{true, true}))
+
+	// ExternalDNS reads the records; after their 1 s TTL, az1's machine is disabled.
+	g.Eventually(func(g Gomega) { externalDNSReads(g, osc) }, eventually, poll).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		got := get(g, osc)
+		mt := got.Status.APIServerLoadBalancers[0].Maintenance
+		g.Expect(mt).NotTo(BeNil())
+		g.Expect(mt.Phase).To(Equal(infrav1.ZoneInMaintenance))
+		g.Expect(mt.WithdrawnAt).NotTo(BeNil())
+		c := conditions.Get(got, infrav1.ZoneMaintenanceReadyCondition)
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(c.Message).To(HavePrefix("in maintenance: az1"))
+		g.Expect(adminStates(g, cloud, ns, "az1")).To(Equal([]bool{false, false}))
+		g.Expect(conditions.Get(getMachine(g, cp1), infrav1.APIServerIngressReadyCondition).Message).To(ContainSubstring("disabled member"))
+	}, eventually, poll).Should(Succeed())
+	g.Expect(adminStates(g, cloud, ns, "az2")).To(Equal([]bool{true, true}), "the other zone's machine is untouched")
+	g.Expect(membership(g, cloud, ns, azs...)).To(Equal(map[string][]string{"az1": {"cp-az1"}, "az2": {"cp-az2"}}), "members are never deleted")
+
+	// az2 too: it is the last zone that serves, and stays.
+	setMaintenance(g, osc, "az1,az2")
+	g.Eventually(func(g Gomega) {
+		got := get(g, osc)
+		c := conditions.Get(got, infrav1.ZoneMaintenanceReadyCondition)
+		g.Expect(c.Reason).To(Equal(infrav1.LastServingZoneReason))
+		g.Expect(c.Message).To(Equal("zone az2 is not taken out of service: it is the last zone that serves the API (az1 is in maintenance); " +
+			"it stays published and its machines keep their connections"))
+		g.Expect(got.Status.APIServerLoadBalancers[1].Maintenance).To(BeNil())
+		targets, _, _ := publishedTargets(g, got)
+		g.Expect(targets).To(Equal([]string{entries[1].IP}))
+		g.Expect(eventReasons(g, ns)).To(ContainElements("WithdrawingZone", "ZoneInMaintenance", "DisabledMember", infrav1.LastServingZoneReason))
+	}, eventually, poll).Should(Succeed())
+
+	// The mark cleared: az1's machine is enabled again, and az1 is published once it serves.
+	setMaintenance(g, osc, "")
+	g.Eventually(func(g Gomega) {
+		g.Expect(adminStates(g, cloud, ns, "az1")).To(Equal([]bool{true, true}))
+		membersOnline(g, cloud, osc, cp1, cp2)
+		got := get(g, osc)
+		g.Expect(got.Status.APIServerLoadBalancers[0].Maintenance).To(BeNil())
+		targets, _, _ := publishedTargets(g, got)
+		g.Expect(targets).To(ConsistOf(entries[0].IP, entries[1].IP))
+		g.Expect(conditions.Get(got, infrav1.ZoneMaintenanceReadyCondition).Reason).To(Equal(infrav1.NotRequiredReason))
+		g.Expect(eventReasons(g, ns)).To(ContainElements("ZoneReturned", "EnabledMember"))
+	}, eventually, poll).Should(Succeed())
+}

@@ -1,0 +1,193 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package loadbalancer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+)
+
+// Planned zone maintenance: the zones the OpenStackCluster's zone-maintenance annotation names
+// leave service in order. First the zone's address leaves the endpoint's DNS records
+// (publication skips a zone with a Maintenance entry). Once ExternalDNS has taken the records
+// up (the controller records WithdrawnAt) and their TTL has passed, no client resolving the
+// name should still hold the address: the zone is InMaintenance, and its control plane machines
+// become disabled members of every load balancer (ReconcileMachine), so that they get no new
+// connection while the work goes on. Members are never deleted. Removing the zone from the
+// annotation reverses the steps: members enabled, then the zone published again once it serves.
+
+// ExternalDNSPoll is how often a cluster that waits for ExternalDNS to take up records without
+// a zone looks at the DNSEndpoint again (the manager watches no DNSEndpoint).
+const ExternalDNSPoll = 2 * time.Second
+
+// Maintenance is where the planned maintenance of a cluster's zones stands.
+type Maintenance struct {
+	// Requested are the zones the annotation names that the spec maps, in its order.
+	Requested []string
+	// Waiting are the zones out of DNS whose machines still get connections, each with what it
+	// waits for, for messages.
+	Waiting []string
+	// Out are the zones in maintenance.
+	Out []string
+	// Refused are the zones kept in service because no other zone serves, with why.
+	Refused []string
+	// RequeueAfter is when the next step is due (zero when none is).
+	RequeueAfter time.Duration
+}
+
+// maintain sets the Maintenance entry of each zone's load balancer of zones (the entries this
+// reconcile records) from the annotation and the entries osc's status recorded before, at now,
+// reports each step, and says where the maintenance stands. A zone is taken out only while
+// another zone serves the API; one being taken out is never put back on its own.
+func (s *Service) maintain(osc *infrav1.OpenStackCluster, zones []infrav1.LoadBalancer, now time.Time) Maintenance {
+	var m Maintenance
+	requested := osc.ZonesInMaintenance()
+	before := map[string]*infrav1.ZoneMaintenance{}
+	for _, e := range osc.Status.APIServerLoadBalancers {
+		if e.Maintenance != nil && e.ID != "" {
+			before[e.AvailabilityZone] = e.Maintenance
+		}
+	}
+	apiPort := osc.Spec.EffectiveAPIServerPort()
+	serving := 0
+	for i := range zones {
+		e := &zones[i]
+		e.Maintenance = nil
+		if was := before[e.AvailabilityZone]; was != nil && slices.Contains(requested, e.AvailabilityZone) {
+			e.Maintenance = was.DeepCopy()
+		} else if was != nil {
+			s.report.Noted("ZoneReturned", zoneResource(e), "Zone %s is back from maintenance: its control plane machines take connections again, and it is published once it serves", e.AvailabilityZone)
+		}
+		if e.Maintenance == nil && Serves(e, apiPort) {
+			serving++
+		}
+	}
+	ttl, published := dnsTTL(osc)
+	for _, az := range requested {
+		i := slices.IndexFunc(zones, func(e infrav1.LoadBalancer) bool { return e.AvailabilityZone == az })
+		if i < 0 {
+			continue // not mapped, or its load balancer not made yet
+		}
+		e := &zones[i]
+		m.Requested = append(m.Requested, az)
+		if e.Maintenance == nil {
+			if Serves(e, apiPort) {
+				if serving < 2 {
+					m.Refused = append(m.Refused, az)
+					continue
+				}
+				serving--
+			}
+			e.Maintenance = &infrav1.ZoneMaintenance{Phase: infrav1.ZoneWithdrawing}
+			s.report.Noted("WithdrawingZone", zoneResource(e), "Taking zone %s out of service: its address leaves the endpoint's DNS records", az)
+		}
+		m.step(s, e, published, ttl, now)
+	}
+	return m
+}
+
+// step moves a zone being taken out on when its time has come.
+func (m *Maintenance) step(s *Service, e *infrav1.LoadBalancer, published bool, ttl time.Duration, now time.Time) {
+	az, mt := e.AvailabilityZone, e.Maintenance
+	if mt.Phase == infrav1.ZoneWithdrawing {
+		switch {
+		case !published:
+			// No records to wait for: the zone's address was never published by this provider.
+		case mt.WithdrawnAt == nil:
+			m.Waiting = append(m.Waiting, az+" (waiting for ExternalDNS to take up the records without it)")
+			m.after(ExternalDNSPoll)
+			return
+		case now.Before(mt.WithdrawnAt.Add(ttl)):
+			due := mt.WithdrawnAt.Add(ttl)
+			m.Waiting = append(m.Waiting, fmt.Sprintf("%s (out of DNS since %s; its machines stop taking new connections at %s, once the records' %s TTL has passed)",
+				az, mt.WithdrawnAt.UTC().Format(time.RFC3339), due.UTC().Format(time.RFC3339), ttl))
+			m.after(due.Sub(now))
+			return
+		}
+		mt.Phase = infrav1.ZoneInMaintenance
+		s.report.Noted("ZoneInMaintenance", zoneResource(e), "Zone %s is in maintenance: out of DNS, and its control plane machines take no new connection from any load balancer", az)
+	}
+	m.Out = append(m.Out, az)
+}
+
+func (m *Maintenance) after(d time.Duration) {
+	if d < time.Second {
+		d = time.Second
+	}
+	if m.RequeueAfter == 0 || d < m.RequeueAfter {
+		m.RequeueAfter = d
+	}
+}
+
+// RefusalMessage says why the refused zones stay in service, naming how every zone stands.
+func (m *Maintenance) RefusalMessage(osc *infrav1.OpenStackCluster, zones []infrav1.LoadBalancer) string {
+	var others []string
+	apiPort := osc.Spec.EffectiveAPIServerPort()
+	for _, e := range zones {
+		switch {
+		case slices.Contains(m.Refused, e.AvailabilityZone):
+		case e.Maintenance != nil:
+			others = append(others, e.AvailabilityZone+" is in maintenance")
+		case !Serves(&e, apiPort):
+			others = append(others, e.AvailabilityZone+" does not serve")
+		}
+	}
+	return fmt.Sprintf("zone %s is not taken out of service: it is the last zone that serves the API (%s); it stays published and its machines keep their connections",
+		strings.Join(m.Refused, ", "), strings.Join(others, ", "))
+}
+
+// dnsTTL is the time to live of the endpoint's DNS records, and whether the provider publishes
+// them.
+func dnsTTL(osc *infrav1.OpenStackCluster) (time.Duration, bool) {
+	dns := osc.Spec.APIServerLoadBalancer.DNS
+	if dns == nil {
+		return 0, false
+	}
+	return time.Duration(dns.TTL) * time.Second, true
+}
+
+// ZoneDrained says whether the control plane machines of availability zone az must take no new
+// connection: the zone is in maintenance.
+func ZoneDrained(status *infrav1.OpenStackClusterStatus, az string) bool {
+	for _, e := range status.APIServerLoadBalancers {
+		if e.AvailabilityZone == az && e.Maintenance != nil && e.Maintenance.Phase == infrav1.ZoneInMaintenance {
+			return true
+		}
+	}
+	return false
+}
+
+// MarkWithdrawn records, on the zones being withdrawn that have no such time yet, that the
+// records without them were taken up at now.
+func MarkWithdrawn(zones []infrav1.LoadBalancer, now time.Time) {
+	for i := range zones {
+		if mt := zones[i].Maintenance; mt != nil && mt.Phase == infrav1.ZoneWithdrawing && mt.WithdrawnAt == nil {
+			mt.WithdrawnAt = &metav1.Time{Time: now}
+		}
+	}
+}
+
+func zoneResource(e *infrav1.LoadBalancer) report.Resource {
+	return report.Resource{Kind: "LoadBalancer", Name: e.Name, ID: e.ID, Zone: e.AvailabilityZone}
+}
