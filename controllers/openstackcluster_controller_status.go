@@ -128,6 +128,9 @@ func (c *clusterReconcile) setNetworkStatus() {
 		}
 		if n.network != nil {
 			osc.Status.Network = n.network
+			if n.err == nil {
+				osc.Status.AvailabilityZoneMachineSubnets = n.machineSubnets
+			}
 		}
 		if n.err != nil && n.loadBalancers == nil {
 			setFailure(osc, c.report, infrav1.NetworkReadyCondition, n.err)
@@ -155,6 +158,13 @@ func setNetworkReady(osc *infrav1.OpenStackCluster) {
 		if len(cidrs) > 0 {
 			fmt.Fprintf(&b, " with subnets %s", strings.Join(cidrs, ", "))
 		}
+	}
+	if zs := osc.Status.AvailabilityZoneMachineSubnets; len(zs) > 0 {
+		words := make([]string, len(zs))
+		for i, z := range zs {
+			words[i] = fmt.Sprintf("%s %s (%s)", z.AvailabilityZone, z.Subnet.CIDR, z.Subnet.ID)
+		}
+		fmt.Fprintf(&b, "; machine subnets %s", strings.Join(words, ", "))
 	}
 	if r := osc.Status.Router; r != nil {
 		fmt.Fprintf(&b, "; router %s", r.Name)

@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -59,6 +60,8 @@ type networkFound struct {
 	// external is the external network (nil when the cluster has none, or until resolved).
 	external *infrav1.NetworkStatus
 	network  *infrav1.NetworkStatusWithSubnets
+	// machineSubnets are spec.availabilityZoneMachineSubnets resolved, once network is found.
+	machineSubnets []infrav1.ZoneMachineSubnetStatus
 	// loadBalancers is set when the check before the cluster's first resource found the load
 	// balancers' references refuted: what the load balancer phase would have found.
 	loadBalancers *loadbalancer.Result
@@ -159,6 +162,11 @@ func (c *clusterReconcile) reconcileNetwork(ctx context.Context) *networkFound {
 		return found
 	}
 	found.network = network
+	if len(osc.Spec.AvailabilityZoneMachineSubnets) > 0 {
+		if found.machineSubnets, err = c.net.ResolveMachineSubnets(ctx, &osc.Spec, &network.NetworkStatus); err != nil {
+			found.outcome = failedWith(err)
+		}
+	}
 	return found
 }
 
@@ -201,6 +209,16 @@ func (c *clusterReconcile) reconcileSecurityGroups(ctx context.Context, network 
 	if network != nil {
 		for _, s := range network.Subnets {
 			cidrs = append(cidrs, s.CIDR)
+		}
+	}
+	// The zones' machine subnets hold nodes too.
+	machineSubnets := osc.Status.AvailabilityZoneMachineSubnets
+	if f := c.found.network; f != nil && f.err == nil && f.network != nil {
+		machineSubnets = f.machineSubnets
+	}
+	for _, z := range machineSubnets {
+		if !slices.Contains(cidrs, z.Subnet.CIDR) {
+			cidrs = append(cidrs, z.Subnet.CIDR)
 		}
 	}
 	cp, worker, err := c.net.ReconcileSecurityGroups(ctx, c.cluster.Namespace, c.cluster.Name, &osc.Spec, cidrs,

@@ -40,7 +40,8 @@ type ingressFound struct {
 	// notRequired: the cluster has no API server load balancer.
 	notRequired bool
 	// server is the machine's server; address its fixed address on network, the cluster
-	// network ("" while Nova shows none); zone the availability zone the machine is in.
+	// network or its zone's machine subnet's ("" while Nova shows none); zone the availability
+	// zone the machine is in.
 	server        *servers.Server
 	network       string
 	address, zone string
@@ -62,6 +63,9 @@ func (m *machineReconcile) reconcileIngress(ctx context.Context, server *servers
 	}
 	if osc.Status.Network != nil {
 		found.network = osc.Status.Network.Name
+	}
+	if z := osc.Status.MachineSubnetOf(m.machine.Spec.FailureDomain); z != nil && machineSubnetMapped(&osc.Spec, z.AvailabilityZone) {
+		found.network = z.Network.Name // its port is on the zone's subnet
 	}
 	found.address = compute.FixedAddress(server, found.network)
 	if found.address == "" {

@@ -112,7 +112,14 @@ func machinePorts(ctx context.Context, net *networking.Service, m *machineReconc
 		if p.DisablePortSecurity == nil {
 			p.DisablePortSecurity = m.osc.Spec.DisablePortSecurity
 		}
-		switch {
+		switch zone := m.osc.Status.MachineSubnetOf(m.machine.Spec.FailureDomain); {
+		case o.Network == nil && len(o.FixedIPs) == 0 && machineSubnetMapped(&m.osc.Spec, m.machine.Spec.FailureDomain):
+			// The zone's own subnet (spec.availabilityZoneMachineSubnets).
+			if zone == nil {
+				return nil, fmt.Errorf("the machine subnet of availability zone %s is not resolved yet", m.machine.Spec.FailureDomain)
+			}
+			p.NetworkID = zone.Network.ID
+			p.FixedIPs = []ports.IP{{SubnetID: zone.Subnet.ID}}
 		case o.Network != nil:
 			n, err := net.ResolveNetworkParam(ctx, o.Network, path.Child("network"))
 			if err != nil {
@@ -232,4 +239,10 @@ func upstreamServer(m *machineReconcile) *compute.Legacy {
 		return nil
 	}
 	return &compute.Legacy{Network: m.osc.Status.Network.Name, NotBefore: m.osm.CreationTimestamp.Add(-5 * time.Minute)}
+}
+
+// machineSubnetMapped says whether spec.availabilityZoneMachineSubnets gives availability zone az
+// a subnet of its own.
+func machineSubnetMapped(spec *infrav1.OpenStackClusterSpec, az string) bool {
+	return az != "" && slices.ContainsFunc(spec.AvailabilityZoneMachineSubnets, func(z infrav1.ZoneMachineSubnet) bool { return z.AvailabilityZone == az })
 }

@@ -36,6 +36,7 @@ const (
 // OpenStackClusterSpec is the desired state of an OpenStackCluster.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.apiServerLoadBalancer) || !has(self.apiServerLoadBalancer.additionalPorts) || !((has(self.apiServerPort) ? self.apiServerPort : 6443) in self.apiServerLoadBalancer.additionalPorts)",fieldPath=".apiServerLoadBalancer.additionalPorts",message="must not contain the API server port (spec.apiServerPort, 6443 when not set): that port already has a listener"
+// +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneMachineSubnets) || has(self.network) || self.availabilityZoneMachineSubnets.all(m, has(m.network))",fieldPath=".availabilityZoneMachineSubnets",message="each entry needs a network when spec.network is not set: the cluster network the controller creates has no subnet of yours"
 // +kubebuilder:validation:XValidation:rule="!has(self.apiServerFloatingIP) || !has(self.apiServerLoadBalancer) || !has(self.apiServerLoadBalancer.availabilityZoneSubnets) || self.apiServerLoadBalancer.availabilityZoneSubnets.all(m, !has(m.floatingIP))",fieldPath=".apiServerLoadBalancer.availabilityZoneSubnets",message="floatingIP cannot be combined with spec.apiServerFloatingIP, which is already the first zone's floating IP: give each zone its address in availabilityZoneSubnets[].floatingIP and remove apiServerFloatingIP, or leave the zones' floatingIP unset"
 // +kubebuilder:validation:XValidation:rule="!has(self.disableAPIServerFloatingIP) || !self.disableAPIServerFloatingIP || !has(self.apiServerLoadBalancer) || !has(self.apiServerLoadBalancer.availabilityZoneSubnets) || self.apiServerLoadBalancer.availabilityZoneSubnets.all(m, !has(m.floatingIP))",fieldPath=".apiServerLoadBalancer.availabilityZoneSubnets",message="floatingIP cannot be set while spec.disableAPIServerFloatingIP is true"
 type OpenStackClusterSpec struct {
@@ -150,6 +151,17 @@ type OpenStackClusterSpec struct {
 	// +listType=set
 	// +optional
 	ControlPlaneAvailabilityZones []string `json:"controlPlaneAvailabilityZones,omitempty"`
+
+	// AvailabilityZoneMachineSubnets gives the machines of each availability zone (failure
+	// domain) their own subnet: a machine whose failure domain is an entry's zone gets its port
+	// (the default port, and every port of spec.ports that names neither a network nor fixed IPs)
+	// on the entry's subnet, of the entry's network or else of the cluster network (spec.network).
+	// Machines of the other zones, and ports that name a network or fixed IPs, are as before.
+	// +listType=map
+	// +listMapKey=availabilityZone
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	AvailabilityZoneMachineSubnets []ZoneMachineSubnet `json:"availabilityZoneMachineSubnets,omitempty"`
 
 	// ControlPlaneOmitAvailabilityZone creates control plane servers without an availability zone,
 	// leaving the choice to Nova.
@@ -269,6 +281,25 @@ type APIServerDNS struct {
 // DNSPublishDNSEndpoint is the APIServerDNS.Publish value for ExternalDNS's DNSEndpoint.
 const DNSPublishDNSEndpoint = "DNSEndpoint"
 
+// ZoneMachineSubnet is the subnet the machines of one availability zone are on.
+type ZoneMachineSubnet struct {
+	// AvailabilityZone is the failure domain (the Nova availability zone) of the machines.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	// +required
+	AvailabilityZone string `json:"availabilityZone"`
+
+	// Network is the zone's own network, when its subnet is not on the cluster network
+	// (spec.network). Routing between the zones' networks is the operator's.
+	// +optional
+	Network *NetworkParam `json:"network,omitempty"`
+
+	// Subnet selects the zone's subnet, on network or else on spec.network.
+	// +required
+	Subnet SubnetParam `json:"subnet"`
+}
+
 // AZSubnetMapping binds an availability zone to the subnet that holds its load balancer's VIP.
 type AZSubnetMapping struct {
 	// AvailabilityZone is the availability zone, as Nova and Octavia name it.
@@ -376,6 +407,14 @@ type OpenStackClusterStatus struct {
 	// +optional
 	WorkerSecurityGroup *SecurityGroupStatus `json:"workerSecurityGroup,omitempty"`
 
+	// AvailabilityZoneMachineSubnets are the subnets of spec.availabilityZoneMachineSubnets, as
+	// resolved in Neutron: the machines of each zone get their port there.
+	// +listType=map
+	// +listMapKey=availabilityZone
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	AvailabilityZoneMachineSubnets []ZoneMachineSubnetStatus `json:"availabilityZoneMachineSubnets,omitempty"`
+
 	// ZonesReady is "<ready>/<zones>" with availabilityZoneSubnets: how many of the availability
 	// zones' API server load balancers are ready, of those the spec maps, followed by
 	// " (maintenance: az1, ...)" while zones are taken out for planned maintenance (their number
@@ -436,4 +475,22 @@ type OpenStackClusterList struct {
 
 func init() {
 	objectTypes = append(objectTypes, &OpenStackCluster{}, &OpenStackClusterList{})
+}
+
+// ZoneMachineSubnetStatus is a zone's machine subnet as found in Neutron.
+type ZoneMachineSubnetStatus struct {
+	AvailabilityZone string `json:"availabilityZone"`
+	// Network is the subnet's network.
+	Network NetworkStatus `json:"network"`
+	Subnet  Subnet        `json:"subnet"`
+}
+
+// MachineSubnetOf is the resolved machine subnet of availability zone az, or nil.
+func (s *OpenStackClusterStatus) MachineSubnetOf(az string) *ZoneMachineSubnetStatus {
+	for i := range s.AvailabilityZoneMachineSubnets {
+		if s.AvailabilityZoneMachineSubnets[i].AvailabilityZone == az {
+			return &s.AvailabilityZoneMachineSubnets[i]
+		}
+	}
+	return nil
 }

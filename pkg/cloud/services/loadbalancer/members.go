@@ -190,27 +190,42 @@ func UncoveredControlPlaneZones(osc *infrav1.OpenStackCluster) []string {
 	return out
 }
 
-// MemberSubnet is the cluster subnet of address when a target load balancer is on another
-// network than the cluster's, so that Octavia reaches the member through that subnet; "" when
-// every target is on the cluster network.
+// MemberSubnet is the subnet of address (its zone's machine subnet, or a cluster subnet) when a
+// target load balancer is on another network than that subnet's, so that Octavia reaches the
+// member through it; "" when every target is on the member's network.
 func MemberSubnet(status *infrav1.OpenStackClusterStatus, targets []infrav1.LoadBalancer, address string) string {
-	cluster := status.Network
-	if cluster == nil {
-		return ""
-	}
-	elsewhere := slices.ContainsFunc(targets, func(t infrav1.LoadBalancer) bool {
-		return t.LoadBalancerNetwork != nil && t.LoadBalancerNetwork.ID != cluster.ID
-	})
 	ip, err := netip.ParseAddr(address)
-	if !elsewhere || err != nil {
+	if err != nil {
 		return ""
 	}
-	for _, sn := range cluster.Subnets {
-		if prefix, err := netip.ParsePrefix(sn.CIDR); err == nil && prefix.Contains(ip) {
-			return sn.ID
+	in := func(cidr string) bool {
+		prefix, err := netip.ParsePrefix(cidr)
+		return err == nil && prefix.Contains(ip)
+	}
+	// The subnet that holds the address, and its network: a zone's machine subnet
+	// (spec.availabilityZoneMachineSubnets), or else a subnet of the cluster network.
+	network, subnet := "", ""
+	for _, z := range status.AvailabilityZoneMachineSubnets {
+		if in(z.Subnet.CIDR) {
+			network, subnet = z.Network.ID, z.Subnet.ID
+			break
 		}
 	}
-	return ""
+	if cluster := status.Network; subnet == "" && cluster != nil {
+		for _, sn := range cluster.Subnets {
+			if in(sn.CIDR) {
+				network, subnet = cluster.ID, sn.ID
+				break
+			}
+		}
+	}
+	elsewhere := slices.ContainsFunc(targets, func(t infrav1.LoadBalancer) bool {
+		return t.LoadBalancerNetwork != nil && t.LoadBalancerNetwork.ID != network
+	})
+	if !elsewhere {
+		return ""
+	}
+	return subnet
 }
 
 // ReconcileMembership makes m a member of every pool of each load balancer whose ID is in
