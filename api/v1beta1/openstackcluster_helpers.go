@@ -39,9 +39,9 @@ func (s *OpenStackClusterSpec) APIServerLoadBalancerEnabled() bool {
 }
 
 // APIServerLoadBalancersPerZone says whether the spec asks for one API server load balancer per
-// availability zone (availabilityZoneSubnets) rather than a single one.
+// availability zone (availabilityZoneSubnets, or zoneDiscovery) rather than a single one.
 func (s *OpenStackClusterSpec) APIServerLoadBalancersPerZone() bool {
-	return s.APIServerLoadBalancerEnabled() && len(s.APIServerLoadBalancer.AvailabilityZoneSubnets) > 0
+	return s.APIServerLoadBalancerEnabled() && (len(s.APIServerLoadBalancer.AvailabilityZoneSubnets) > 0 || s.APIServerLoadBalancer.ZoneDiscovery != nil)
 }
 
 // AllAPIServerLoadBalancers are the API server load balancers the status records: one per

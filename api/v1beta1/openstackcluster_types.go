@@ -174,6 +174,9 @@ type OpenStackClusterSpec struct {
 // Without availabilityZoneSubnets there is one load balancer. With it, there is one load balancer
 // per availability zone, each with its VIP on the subnet mapped to that zone.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.zoneDiscovery) || has(self.network)",fieldPath=".network",reason=FieldValueRequired,message="is required when zoneDiscovery is set: the zones are found among the subnets of this network"
+// +kubebuilder:validation:XValidation:rule="!has(self.zoneDiscovery) || self.enabled",fieldPath=".enabled",message="must not be false when zoneDiscovery is set; to run without a load balancer, remove apiServerLoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.zoneDiscovery) || (!has(self.availabilityZone) && !has(self.subnets))",fieldPath=".zoneDiscovery",reason=FieldValueForbidden,message="cannot be combined with availabilityZone or subnets, which place a single load balancer"
 // +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || has(self.network)",fieldPath=".network",reason=FieldValueRequired,message="is required when availabilityZoneSubnets is set: every mapped subnet must be a subnet of this network"
 // +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || self.enabled",fieldPath=".enabled",message="must not be false when availabilityZoneSubnets is set; to run without a load balancer, remove apiServerLoadBalancer"
 // +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || !has(self.availabilityZone)",fieldPath=".availabilityZone",reason=FieldValueForbidden,message="cannot be combined with availabilityZoneSubnets: each entry of availabilityZoneSubnets already names its load balancer's availability zone"
@@ -245,6 +248,15 @@ type APIServerLoadBalancer struct {
 	// +optional
 	AvailabilityZoneSubnets []AZSubnetMapping `json:"availabilityZoneSubnets,omitempty"`
 
+	// ZoneDiscovery maps more availability zones to VIP subnets from the tags of the subnets of
+	// network: a subnet tagged "<tagKey>=<zone>" (topology.kubernetes.io/zone=az1 by default) is
+	// the VIP subnet of that zone's load balancer, as if availabilityZoneSubnets had an entry for
+	// it. Entries of availabilityZoneSubnets always win: a zone or a subnet they map is not
+	// discovered. Two subnets tagged for one zone are an error naming both, never a guess. The
+	// tags are the mapping: a subnet's tag removed removes its zone, as removing an entry does.
+	// +optional
+	ZoneDiscovery *ZoneDiscovery `json:"zoneDiscovery,omitempty"`
+
 	// AllowCrossAZLoadBalancerMembers registers every control plane machine with the load
 	// balancers of all availability zones. By default a machine joins only the load balancer of
 	// its own zone.
@@ -280,6 +292,20 @@ type APIServerDNS struct {
 
 // DNSPublishDNSEndpoint is the APIServerDNS.Publish value for ExternalDNS's DNSEndpoint.
 const DNSPublishDNSEndpoint = "DNSEndpoint"
+
+// ZoneDiscovery says which tag of the load balancer network's subnets names their zone.
+type ZoneDiscovery struct {
+	// TagKey is the key of the zone tag: a subnet tagged "<tagKey>=<zone>" is the zone's.
+	// +kubebuilder:default="topology.kubernetes.io/zone"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=200
+	// +kubebuilder:validation:Pattern=`^[^=,]+$`
+	// +optional
+	TagKey string `json:"tagKey,omitempty"`
+}
+
+// DefaultZoneTagKey is ZoneDiscovery.TagKey when it is not set.
+const DefaultZoneTagKey = "topology.kubernetes.io/zone"
 
 // ZoneMachineSubnet is the subnet the machines of one availability zone are on.
 type ZoneMachineSubnet struct {
@@ -447,6 +473,7 @@ type OpenStackClusterInitializationStatus struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) || size(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) == 0 || (has(self.spec.controlPlaneEndpoint) && has(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host != '')",fieldPath=".spec.controlPlaneEndpoint.host",reason=FieldValueRequired,message="is required when spec.apiServerLoadBalancer.availabilityZoneSubnets is set: set it to a DNS name with one A record per availability zone load balancer"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) || size(self.spec.apiServerLoadBalancer.availabilityZoneSubnets) == 0 || !has(self.spec.controlPlaneEndpoint) || !has(self.spec.controlPlaneEndpoint.host) || (!isIP(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host.matches('^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])*[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.]?$') && !self.spec.controlPlaneEndpoint.host.matches('(^|[.])[0-9]+[.]?$'))",fieldPath=".spec.controlPlaneEndpoint.host",messageExpression="'must be a DNS name, not an IP address, when spec.apiServerLoadBalancer.availabilityZoneSubnets is set: got ' + self.spec.controlPlaneEndpoint.host"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.zoneDiscovery) || (has(self.spec.controlPlaneEndpoint) && has(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host != '' && !isIP(self.spec.controlPlaneEndpoint.host))",fieldPath=".spec.controlPlaneEndpoint.host",reason=FieldValueRequired,message="must be set to a DNS name, not an IP address, when spec.apiServerLoadBalancer.zoneDiscovery is set: one A record per availability zone load balancer"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.dns) || (has(self.spec.controlPlaneEndpoint) && has(self.spec.controlPlaneEndpoint.host) && self.spec.controlPlaneEndpoint.host != '' && !isIP(self.spec.controlPlaneEndpoint.host))",fieldPath=".spec.apiServerLoadBalancer.dns",message="needs spec.controlPlaneEndpoint.host to be the DNS name whose records the controller publishes"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.apiServerLoadBalancer) || !has(self.spec.apiServerLoadBalancer.dns) || !has(self.spec.controlPlaneEndpoint) || !has(self.spec.controlPlaneEndpoint.host) || isIP(self.spec.controlPlaneEndpoint.host) || (self.spec.controlPlaneEndpoint.host.matches('^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])+[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.]?$') && !self.spec.controlPlaneEndpoint.host.matches('(^|[.])[0-9]+[.]?$'))",fieldPath=".spec.controlPlaneEndpoint.host",messageExpression="'must be a DNS name of two labels or more, without a wildcard, when spec.apiServerLoadBalancer.dns is set: got ' + self.spec.controlPlaneEndpoint.host"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.controlPlaneEndpoint) || !has(self.spec.controlPlaneEndpoint.host) || size(self.spec.controlPlaneEndpoint.host) <= 253",fieldPath=".spec.controlPlaneEndpoint.host",message="must be at most 253 characters, as a DNS name is"

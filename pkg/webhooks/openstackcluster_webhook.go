@@ -61,6 +61,9 @@ func validateMaintenance(osc *infrav1.OpenStackCluster) field.ErrorList {
 		return nil
 	}
 	path := field.NewPath("metadata", "annotations").Key(infrav1.ZoneMaintenanceAnnotation)
+	if osc.Spec.APIServerLoadBalancerEnabled() && osc.Spec.APIServerLoadBalancer.ZoneDiscovery != nil {
+		return nil // zones found by tag are known to the controller only; it ignores the others
+	}
 	var mapped []string
 	if osc.Spec.APIServerLoadBalancersPerZone() {
 		for _, m := range osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets {
@@ -200,6 +203,20 @@ func allowLoadBalancerChanges(older, newer *infrav1.APIServerLoadBalancer, path 
 	var warnings admission.Warnings
 	oldMap, newMap := older.AvailabilityZoneSubnets, newer.AvailabilityZoneSubnets
 	errs := validateAZSubnetsUpdate(oldMap, newMap, path.Child("availabilityZoneSubnets"))
+	if !equality.Semantic.DeepEqual(older.ZoneDiscovery, newer.ZoneDiscovery) {
+		// Discovered zones come after the entries: with entries before and after, the first
+		// zone (the one that carries the legacy load balancer) stays an entry.
+		if len(oldMap) > 0 && len(newMap) > 0 {
+			if older.ZoneDiscovery != nil && (newer.ZoneDiscovery == nil || newer.ZoneDiscovery.TagKey != older.ZoneDiscovery.TagKey) {
+				warnings = append(warnings, fmt.Sprintf("%s: the load balancers of the zones found by the former tag that no entry maps will be deleted; remove their DNS A records first", path.Child("zoneDiscovery")))
+			}
+			older.ZoneDiscovery = newer.ZoneDiscovery
+		} else {
+			errs = append(errs, field.Forbidden(path.Child("zoneDiscovery"),
+				"can be added, changed or removed only while availabilityZoneSubnets has entries before and after the change: a cluster moves to per-zone load balancers through availabilityZoneSubnets (its first entry takes over the existing load balancer), and zones found by tag come after"))
+			older.ZoneDiscovery = newer.ZoneDiscovery
+		}
+	}
 
 	if len(oldMap) == 0 && len(newMap) > 0 {
 		// Migration from a single load balancer: the VIP network must now be explicit, and the

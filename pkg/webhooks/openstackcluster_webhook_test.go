@@ -507,3 +507,31 @@ func TestZoneMaintenanceAnnotationNamesMappedZones(t *testing.T) {
 	_, err = w.ValidateUpdate(context.Background(), stale, relabelled)
 	g.Expect(err).NotTo(HaveOccurred())
 }
+
+func TestZoneDiscoveryChangesOnlyBesideEntries(t *testing.T) {
+	g := NewWithT(t)
+	w := &OpenStackCluster{}
+	withDiscovery := func(c *infrav1.OpenStackCluster, key string) *infrav1.OpenStackCluster {
+		c.Spec.APIServerLoadBalancer.ZoneDiscovery = &infrav1.ZoneDiscovery{TagKey: key}
+		return c
+	}
+	// Added to a cluster that has entries: accepted.
+	_, err := w.ValidateUpdate(context.Background(), multiAZCluster(), withDiscovery(multiAZCluster(), infrav1.DefaultZoneTagKey))
+	g.Expect(err).NotTo(HaveOccurred())
+	// Removed: accepted, with a warning that the discovered zones go.
+	warnings, err := w.ValidateUpdate(context.Background(), withDiscovery(multiAZCluster(), infrav1.DefaultZoneTagKey), multiAZCluster())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(warnings).To(ContainElement(ContainSubstring("spec.apiServerLoadBalancer.zoneDiscovery: the load balancers of the zones found by the former tag")))
+	// Added to a single load balancer cluster: refused, the migration goes through entries.
+	single := legacyCluster()
+	moved := legacyCluster()
+	moved.Spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), Network: &infrav1.NetworkParam{ID: ptr.To(netID)},
+		ZoneDiscovery: &infrav1.ZoneDiscovery{TagKey: infrav1.DefaultZoneTagKey}}
+	_, err = w.ValidateUpdate(context.Background(), single, moved)
+	g.Expect(err).To(MatchError(ContainSubstring("spec.apiServerLoadBalancer.zoneDiscovery: Forbidden: can be added, changed or removed only while availabilityZoneSubnets has entries")))
+	// The maintenance annotation may name a zone only the tags know.
+	annotated := withDiscovery(multiAZCluster(), infrav1.DefaultZoneTagKey)
+	annotated.Annotations = map[string]string{infrav1.ZoneMaintenanceAnnotation: "az7"}
+	_, err = w.ValidateCreate(context.Background(), annotated)
+	g.Expect(err).NotTo(HaveOccurred())
+}

@@ -86,12 +86,23 @@ func (s *Service) ReconcileCluster(ctx context.Context, res Resolver, namespace,
 		// bypassed, stops here rather than getting an endpoint nobody can publish.
 		return Result{EndpointProblem: msg, Summary: Summary{RequeueAfter: ConfigRequeue}}
 	}
+	found, err := s.discoverZones(ctx, res, osc)
+	if err != nil {
+		return Result{Err: err}
+	}
+	osc = found.view // the zones found by tag are entries from here on
 	plan, err := NewPlan(ctx, res, namespace, cluster, osc)
 	if err == nil {
+		plan.Invalid = append(plan.Invalid, found.invalid...)
 		err = s.findUnrecorded(ctx, plan, namespace, cluster)
 	}
 	if err != nil {
 		return Result{Err: err}
+	}
+	for _, zone := range sortedKeys(found.found) {
+		if entryFor(osc.Status.APIServerLoadBalancers, zone) == nil {
+			s.report.Noted("DiscoveredZone", report.Resource{Kind: "Subnet", Zone: zone}, "Zone %s found by tag: its load balancer's VIP goes on subnet %s", zone, found.found[zone])
+		}
 	}
 
 	outcomes := make([]Outcome, len(plan.Desired))
@@ -117,6 +128,9 @@ func (s *Service) ReconcileCluster(ctx context.Context, res Resolver, namespace,
 		if after := r.Maintenance.RequeueAfter; after > 0 && (r.Summary.RequeueAfter == 0 || after < r.Summary.RequeueAfter) {
 			r.Summary.RequeueAfter = after
 		}
+	}
+	if osc.Spec.APIServerLoadBalancer.ZoneDiscovery != nil && (r.Summary.RequeueAfter == 0 || r.Summary.RequeueAfter > DiscoveryPoll) {
+		r.Summary.RequeueAfter = DiscoveryPoll // nothing tells the manager that a subnet's tags changed
 	}
 	r.Publication = publication(osc, r.Zones, r.Single)
 	if osc.Spec.APIServerLoadBalancersPerZone() {
@@ -194,11 +208,16 @@ func (s *Service) CheckReferences(ctx context.Context, res Resolver, namespace, 
 	desired := []*Desired{{FloatingIP: floatingIPOf(namespace, cluster, osc, "", osc.Spec.APIServerFloatingIP, field.NewPath("spec", "apiServerFloatingIP"))}}
 	var invalid []Outcome
 	if osc.Spec.APIServerLoadBalancersPerZone() || spec.Network != nil {
+		found, err := s.discoverZones(ctx, res, osc)
+		if err != nil {
+			return &Result{Err: err}
+		}
+		osc, spec = found.view, found.view.Spec.APIServerLoadBalancer
 		plan, err := NewPlan(ctx, res, namespace, cluster, osc)
 		if err != nil {
 			return &Result{Err: err}
 		}
-		desired, invalid = plan.Desired, plan.Invalid
+		desired, invalid = plan.Desired, append(plan.Invalid, found.invalid...)
 	}
 	var flavorErr error
 	if name := ptr.Deref(spec.Flavor, ""); name != "" && len(desired) > 0 {

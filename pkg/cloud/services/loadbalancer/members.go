@@ -89,9 +89,9 @@ type Membership struct {
 // membership turned off must not wait for anything.
 func (s *Service) ReconcileMachine(ctx context.Context, osc *infrav1.OpenStackCluster, name, address, zone string) (Membership, error) {
 	crossAZ := ptr.Deref(osc.Spec.APIServerLoadBalancer.AllowCrossAZLoadBalancerMembers, false)
-	m := Membership{MappedZones: MappedZones(&osc.Spec)}
+	m := Membership{MappedZones: MappedZones(osc)}
 	m.Targets, m.ZoneMissing = MemberTargets(&osc.Status, zone, crossAZ)
-	m.ZonePlanned = m.ZoneMissing && ZoneMapped(&osc.Spec, zone)
+	m.ZonePlanned = m.ZoneMissing && ZoneMapped(osc, zone)
 	ids := make([]string, len(m.Targets))
 	for i, t := range m.Targets {
 		ids[i] = t.ID
@@ -150,20 +150,33 @@ func derefLB(lb *infrav1.LoadBalancer) []infrav1.LoadBalancer {
 	return []infrav1.LoadBalancer{*lb}
 }
 
-// ZoneMapped says whether availabilityZoneSubnets maps availability zone az.
-func ZoneMapped(spec *infrav1.OpenStackClusterSpec, az string) bool {
-	return spec.APIServerLoadBalancer != nil &&
-		slices.ContainsFunc(spec.APIServerLoadBalancer.AvailabilityZoneSubnets, func(m infrav1.AZSubnetMapping) bool { return m.AvailabilityZone == az })
-}
-
-// MappedZones lists the availability zones availabilityZoneSubnets maps, for messages.
-func MappedZones(spec *infrav1.OpenStackClusterSpec) string {
+// mappedZones are the availability zones that have, or are to have, a load balancer: those
+// availabilityZoneSubnets maps and, with zoneDiscovery, those the status records (the zones found
+// by tag are only known to the cluster's reconcile).
+func mappedZones(osc *infrav1.OpenStackCluster) []string {
 	var zones []string
-	if spec.APIServerLoadBalancer != nil {
-		for _, m := range spec.APIServerLoadBalancer.AvailabilityZoneSubnets {
+	if lb := osc.Spec.APIServerLoadBalancer; lb != nil {
+		for _, m := range lb.AvailabilityZoneSubnets {
 			zones = append(zones, m.AvailabilityZone)
 		}
+		for _, e := range osc.Status.APIServerLoadBalancers {
+			if lb.ZoneDiscovery != nil && e.AvailabilityZone != "" && !slices.Contains(zones, e.AvailabilityZone) {
+				zones = append(zones, e.AvailabilityZone)
+			}
+		}
 	}
+	return zones
+}
+
+// ZoneMapped says whether availability zone az has, or is to have, a load balancer.
+func ZoneMapped(osc *infrav1.OpenStackCluster, az string) bool {
+	return slices.Contains(mappedZones(osc), az)
+}
+
+// MappedZones lists the availability zones that have, or are to have, a load balancer, for
+// messages.
+func MappedZones(osc *infrav1.OpenStackCluster) string {
+	zones := mappedZones(osc)
 	if len(zones) == 0 {
 		return "no zone"
 	}
@@ -183,7 +196,7 @@ func UncoveredControlPlaneZones(osc *infrav1.OpenStackCluster) []string {
 	}
 	var out []string
 	for _, fd := range osc.Status.FailureDomains {
-		if ptr.Deref(fd.ControlPlane, false) && !ZoneMapped(&osc.Spec, fd.Name) {
+		if ptr.Deref(fd.ControlPlane, false) && !ZoneMapped(osc, fd.Name) {
 			out = append(out, fd.Name)
 		}
 	}

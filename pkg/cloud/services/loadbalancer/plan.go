@@ -41,6 +41,7 @@ import (
 type Resolver interface {
 	ResolveNetworkParam(ctx context.Context, param *infrav1.NetworkParam, path *field.Path) (*networks.Network, error)
 	ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam, networkID string, path *field.Path) (*subnets.Subnet, error)
+	SubnetsOn(ctx context.Context, networkID string) ([]subnets.Subnet, error)
 }
 
 // Plan is what one reconcile does with a cluster's API server load balancers.

@@ -18,6 +18,9 @@ package networking
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -52,4 +55,13 @@ func (s *Service) ResolveMachineSubnets(ctx context.Context, spec *infrav1.OpenS
 		out = append(out, infrav1.ZoneMachineSubnetStatus{AvailabilityZone: e.AvailabilityZone, Network: *network, Subnet: SubnetStatus(sn)})
 	}
 	return out, nil
+}
+
+// SubnetsOn lists the subnets of network networkID.
+func (s *Service) SubnetsOn(ctx context.Context, networkID string) ([]subnets.Subnet, error) {
+	found, err := s.client.ListSubnets(ctx, subnets.ListOpts{NetworkID: networkID})
+	if err != nil {
+		return nil, fmt.Errorf("listing the subnets of network %s: %w", networkID, err)
+	}
+	return found, nil
 }
