@@ -771,12 +771,7 @@ func (a *loadBalancerAPI) CreateMember(_ context.Context, poolID string, opts po
 // enabled again is NO_MONITOR until a test reports its health (SetOperatingStatus).
 func (a *loadBalancerAPI) UpdateMember(_ context.Context, poolID, memberID string, opts pools.UpdateMemberOptsBuilder) error {
 	return lockedErr(a.c, "UpdateMember", func(c *Cloud) error {
-		m, ok := c.lb.members.get(memberID)
-		if !ok || m.PoolID != poolID {
-			return notFound("Member", memberID)
-		}
-		p, _ := c.lb.pools.get(poolID)
-		e, err := c.mutable(poolLB(p))
+		m, e, err := c.mutableMember(poolID, memberID)
 		if err != nil {
 			return err
 		}
@@ -797,12 +792,7 @@ func (a *loadBalancerAPI) UpdateMember(_ context.Context, poolID, memberID strin
 
 func (a *loadBalancerAPI) DeleteMember(_ context.Context, poolID, memberID string) error {
 	return lockedErr(a.c, "DeleteMember", func(c *Cloud) error {
-		m, ok := c.lb.members.get(memberID)
-		if !ok || m.PoolID != poolID {
-			return notFound("Member", memberID)
-		}
-		p, _ := c.lb.pools.get(poolID)
-		e, err := c.mutable(poolLB(p))
+		_, e, err := c.mutableMember(poolID, memberID)
 		if err != nil {
 			return err
 		}
@@ -810,6 +800,21 @@ func (a *loadBalancerAPI) DeleteMember(_ context.Context, poolID, memberID strin
 		c.markPending(e, statusPendingUpdate, statusActive)
 		return nil
 	})
+}
+
+// mutableMember is member memberID of pool poolID with its load balancer, which must accept a
+// change (409 while it is PENDING_*).
+func (c *Cloud) mutableMember(poolID, memberID string) (*pools.Member, *lbEntry, error) {
+	m, ok := c.lb.members.get(memberID)
+	if !ok || m.PoolID != poolID {
+		return nil, nil, notFound("Member", memberID)
+	}
+	p, _ := c.lb.pools.get(poolID)
+	e, err := c.mutable(poolLB(p))
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, e, nil
 }
 
 func (a *loadBalancerAPI) ListMonitors(_ context.Context, opts monitors.ListOptsBuilder) ([]monitors.Monitor, error) {

@@ -118,16 +118,18 @@ func (s *Service) ReconcileCluster(ctx context.Context, res Resolver, namespace,
 	outcomes = append(outcomes, plan.Invalid...)
 	RecordOutcomes(namespace, cluster, outcomes)
 
-	r := Result{Observed: true, Summary: Summarize(outcomes, plan.Stale, staleDone, staleErr)}
+	r := Result{Observed: true}
 	r.Zones, r.Single = plan.entries(osc, outcomes, staleDone)
 	if osc.Spec.APIServerLoadBalancersPerZone() {
 		r.Maintenance = s.maintain(osc, r.Zones, time.Now())
 		if r.Single != nil {
 			r.Single = entryFor(r.Zones, r.Single.AvailabilityZone).DeepCopy()
 		}
-		if after := r.Maintenance.RequeueAfter; after > 0 && (r.Summary.RequeueAfter == 0 || after < r.Summary.RequeueAfter) {
-			r.Summary.RequeueAfter = after
-		}
+		drainedAsPlanned(outcomes, r.Zones)
+	}
+	r.Summary = Summarize(outcomes, plan.Stale, staleDone, staleErr)
+	if after := r.Maintenance.RequeueAfter; after > 0 && (r.Summary.RequeueAfter == 0 || after < r.Summary.RequeueAfter) {
+		r.Summary.RequeueAfter = after
 	}
 	if osc.Spec.APIServerLoadBalancer.ZoneDiscovery != nil && (r.Summary.RequeueAfter == 0 || r.Summary.RequeueAfter > DiscoveryPoll) {
 		r.Summary.RequeueAfter = DiscoveryPoll // nothing tells the manager that a subnet's tags changed

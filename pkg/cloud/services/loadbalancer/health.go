@@ -255,6 +255,9 @@ func (s *Service) reportHealthTransition(d *Desired, known *infrav1.LoadBalancer
 		known.IsHealthy() == out.Status.IsHealthy() || known.ProvisioningStatus == "" {
 		return
 	}
+	if mt := known.Maintenance; mt != nil && mt.Phase == infrav1.ZoneInMaintenance {
+		return // its members are disabled on purpose: what its pools report is no news
+	}
 	res := report.Resource{Kind: "LoadBalancer", Name: out.Status.Name, ID: out.Status.ID, Zone: d.AvailabilityZone}
 	if out.Status.IsHealthy() {
 		s.report.Noted("LoadBalancerHealthy", res, "Load balancer %s of %s is healthy again: Octavia reports it %s", out.Status.Name, zoneWords(d.AvailabilityZone), out.Status.OperatingStatus)

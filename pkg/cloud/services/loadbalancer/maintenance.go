@@ -167,6 +167,17 @@ func dnsTTL(osc *infrav1.OpenStackCluster) (time.Duration, bool) {
 	return time.Duration(dns.TTL) * time.Second, true
 }
 
+// drainedAsPlanned counts a zone in maintenance whose load balancer reports itself unhealthy as
+// ready: with every member disabled, a provider may report the pools down, as planned.
+func drainedAsPlanned(outcomes []Outcome, zones []infrav1.LoadBalancer) {
+	for i := range outcomes {
+		o := &outcomes[i]
+		if e := entryFor(zones, o.AvailabilityZone); o.State == StateUnhealthy && e != nil && e.Maintenance != nil && e.Maintenance.Phase == infrav1.ZoneInMaintenance {
+			o.State, o.Reason, o.Message = StateReady, infrav1.ReadyReason, ""
+		}
+	}
+}
+
 // ZoneDrained says whether the control plane machines of availability zone az must take no new
 // connection: the zone is in maintenance.
 func ZoneDrained(status *infrav1.OpenStackClusterStatus, az string) bool {

@@ -242,3 +242,20 @@ func TestMembersOfAZoneInMaintenanceAreDisabledNeverDeleted(t *testing.T) {
 	g.Expect(done).To(BeTrue())
 	g.Expect(w.cloud.Calls()).To(Equal(map[string]int{"GetLoadBalancerStatuses": 2}))
 }
+
+func TestAZoneInMaintenanceIsNotUnhealthy(t *testing.T) {
+	g := NewWithT(t)
+	zones := []infrav1.LoadBalancer{
+		{AvailabilityZone: "az1", Maintenance: &infrav1.ZoneMaintenance{Phase: infrav1.ZoneInMaintenance}},
+		{AvailabilityZone: "az2", Maintenance: &infrav1.ZoneMaintenance{Phase: infrav1.ZoneWithdrawing}},
+		{AvailabilityZone: "az3"},
+	}
+	unhealthy := func(az string) Outcome {
+		return Outcome{AvailabilityZone: az, State: StateUnhealthy, Reason: infrav1.LoadBalancerUnhealthyReason, Message: "load balancer is ERROR"}
+	}
+	outcomes := []Outcome{unhealthy("az1"), unhealthy("az2"), unhealthy("az3")}
+	drainedAsPlanned(outcomes, zones)
+	g.Expect(outcomes[0].State).To(Equal(StateReady), "its members are disabled on purpose")
+	g.Expect(outcomes[1].State).To(Equal(StateUnhealthy), "still taking connections: its health matters")
+	g.Expect(outcomes[2].State).To(Equal(StateUnhealthy))
+}
