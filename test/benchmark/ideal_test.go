@@ -415,7 +415,7 @@ func (x *ideal) delete(ctx context.Context, c *idealCluster, lbsOnSubnet bool) e
 	}
 	g.Go(func() error { err := lbs.Wait(); close(lbsGone); return err })
 	for _, id := range c.groups {
-		g.Go(func() error { return x.cl.Network.DeleteSecGroup(ctx, id) })
+		g.Go(func() error { return ignoreNotFound(x.cl.Network.DeleteSecGroup(ctx, id)) })
 	}
 	g.Go(func() error {
 		if lbsOnSubnet {
@@ -428,14 +428,22 @@ func (x *ideal) delete(ctx context.Context, c *idealCluster, lbsOnSubnet bool) e
 		}
 		var inner group
 		if c.router != "" {
-			inner.Go(func() error { return x.cl.Network.DeleteRouter(ctx, c.router) })
+			inner.Go(func() error { return ignoreNotFound(x.cl.Network.DeleteRouter(ctx, c.router)) })
 		}
 		if c.network != "" {
-			inner.Go(func() error { return x.cl.Network.DeleteNetwork(ctx, c.network) })
+			inner.Go(func() error { return ignoreNotFound(x.cl.Network.DeleteNetwork(ctx, c.network)) })
 		}
 		return inner.Wait()
 	})
 	return g.Wait()
+}
+
+// ignoreNotFound is err, unless it says the resource is gone already (a delete retried).
+func ignoreNotFound(err error) error {
+	if clients.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // migrate turns a single load balancer (zones[0]'s, built by create with vipSubnets[:1]) into
