@@ -120,3 +120,25 @@ func TestZonesFoundByTagFollowTheTags(t *testing.T) {
 		g.Expect(lbsIn(cloud)).NotTo(HaveKey(loadbalancer.Name(ns, "c", "az2")))
 	}, eventually, poll).Should(Succeed())
 }
+
+func TestZoneDiscoveryAloneWithEveryZoneRefusedIsReported(t *testing.T) {
+	g := NewWithT(t)
+	ns := testNamespace("zone-discovery-refused")
+	cloud := newCloud(t, g, ns)
+	cloud.SetAvailabilityZones("az1")
+	n := addLBNetwork(t, g, cloud)
+	tag := infrav1.DefaultZoneTagKey + "=az1"
+	a := cloud.AddSubnet(n.id, "lb-a", "10.20.1.0/24", tag)
+	b := cloud.AddSubnet(n.id, "lb-b", "10.20.2.0/24", tag)
+	spec := multiAZSpec(n)
+	spec.APIServerLoadBalancer.ZoneDiscovery = &infrav1.ZoneDiscovery{}
+	spec.DisableAPIServerFloatingIP = ptr.To(true)
+	osc := newCluster(g, ns, false, spec, true)
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(get(g, osc), infrav1.APIServerLoadBalancersReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(infrav1.LoadBalancerConfigurationErrorReason))
+		g.Expect(c.Message).To(ContainSubstring(fmt.Sprintf("subnets lb-a (%s) and lb-b (%s)", a, b)))
+	}, eventually, poll).Should(Succeed())
+	g.Expect(lbsIn(cloud)).To(BeEmpty())
+}

@@ -373,9 +373,11 @@ func (p *Plan) entries(osc *infrav1.OpenStackCluster, outcomes []Outcome, staleD
 	if !staleDone {
 		zones = append(zones, p.Stale...)
 	}
-	first := osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets[0].AvailabilityZone
-	if e := entryFor(zones, first); e != nil {
-		single = e.DeepCopy()
+	if mapped := osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets; len(mapped) > 0 {
+		// None when every zone found by tag is refused (zoneDiscovery alone).
+		if e := entryFor(zones, mapped[0].AvailabilityZone); e != nil {
+			single = e.DeepCopy()
+		}
 	}
 	return zones, single
 }
