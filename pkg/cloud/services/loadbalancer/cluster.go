@@ -122,12 +122,7 @@ func (s *Service) ReconcileCluster(ctx context.Context, res Resolver, namespace,
 	r.Zones, r.Single = plan.entries(osc, outcomes, staleDone)
 	if osc.Spec.APIServerLoadBalancersPerZone() {
 		r.Maintenance = s.maintain(osc, r.Zones, time.Now())
-		// The single entry mirrors the first zone's, once it has one (see Plan.entries).
-		if mapped := osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets; len(mapped) > 0 {
-			if e := entryFor(r.Zones, mapped[0].AvailabilityZone); e != nil {
-				r.Single = e.DeepCopy()
-			}
-		}
+		r.Single = mirrorFirst(&osc.Spec, r.Zones, r.Single) // with the maintenance entries
 		drainedAsPlanned(outcomes, r.Zones)
 	}
 	r.Summary = Summarize(outcomes, plan.Stale, staleDone, staleErr)

@@ -259,3 +259,17 @@ func TestAZoneInMaintenanceIsNotUnhealthy(t *testing.T) {
 	g.Expect(outcomes[1].State).To(Equal(StateUnhealthy), "still taking connections: its health matters")
 	g.Expect(outcomes[2].State).To(Equal(StateUnhealthy))
 }
+
+func TestTheSingleEntryMirrorsTheFirstZoneOnceItExists(t *testing.T) {
+	g := NewWithT(t)
+	spec := &infrav1.OpenStackClusterSpec{APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{
+		AvailabilityZoneSubnets: []infrav1.AZSubnetMapping{{AvailabilityZone: "az1"}, {AvailabilityZone: "az2"}}}}
+	legacy := &infrav1.LoadBalancer{Name: "legacy", ID: "legacy-id"}
+	// A migration's first reconciles: no zone entry for az1 yet, the legacy one stays recorded
+	// (it is the first zone's known load balancer until then).
+	g.Expect(mirrorFirst(spec, []infrav1.LoadBalancer{{AvailabilityZone: "az2", ID: "b"}}, legacy)).To(Equal(legacy))
+	first := mirrorFirst(spec, []infrav1.LoadBalancer{{AvailabilityZone: "az2", ID: "b"}, {AvailabilityZone: "az1", ID: "legacy-id", Name: "renamed"}}, legacy)
+	g.Expect(first).To(Equal(&infrav1.LoadBalancer{AvailabilityZone: "az1", ID: "legacy-id", Name: "renamed"}))
+	// Zone discovery alone with every zone refused: nothing to mirror.
+	g.Expect(mirrorFirst(&infrav1.OpenStackClusterSpec{APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{}}, nil, nil)).To(BeNil())
+}

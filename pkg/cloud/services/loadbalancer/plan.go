@@ -373,13 +373,21 @@ func (p *Plan) entries(osc *infrav1.OpenStackCluster, outcomes []Outcome, staleD
 	if !staleDone {
 		zones = append(zones, p.Stale...)
 	}
-	if mapped := osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets; len(mapped) > 0 {
-		// None when every zone found by tag is refused (zoneDiscovery alone).
-		if e := entryFor(zones, mapped[0].AvailabilityZone); e != nil {
-			single = e.DeepCopy()
-		}
+	return zones, mirrorFirst(&osc.Spec, zones, single)
+}
+
+// mirrorFirst is the single status entry of a cluster with per-zone load balancers: a copy of
+// the first mapped zone's entry once zones has one, else single as it was (the legacy load
+// balancer, during a migration, until the first zone's entry exists).
+func mirrorFirst(spec *infrav1.OpenStackClusterSpec, zones []infrav1.LoadBalancer, single *infrav1.LoadBalancer) *infrav1.LoadBalancer {
+	mapped := spec.APIServerLoadBalancer.AvailabilityZoneSubnets
+	if len(mapped) == 0 {
+		return single // every zone found by tag refused (zoneDiscovery alone)
 	}
-	return zones, single
+	if e := entryFor(zones, mapped[0].AvailabilityZone); e != nil {
+		return e.DeepCopy()
+	}
+	return single
 }
 
 // StaleRemoval is the deletion of the load balancers of the zones that left the spec.
