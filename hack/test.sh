@@ -31,9 +31,11 @@ go_suites() {
   if [ "$rc" -ne 0 ]; then
     echo "--- failures (each failing test's output) and the end of the log:"
     # In verbose mode a test's messages come before its "--- FAIL" line: print each failing
-    # top-level test from its "=== RUN" line on.
+    # top-level test from its "=== RUN" line on, without the RUN/PAUSE/CONT lines of its
+    # parallel subtests (hundreds of them would hide the failure).
     for t in $(grep -E '^--- FAIL' "$log" | awk '{print $3}' | sort -u); do
-      awk -v t="$t" '$0 == "=== RUN   " t {p=1} p {print} p && $0 ~ "^--- FAIL: " t " " {exit}' "$log" | head -150
+      awk -v t="$t" '$0 == "=== RUN   " t {p=1} p {print} p && $0 ~ "^--- FAIL: " t " " {exit}' "$log" |
+        { grep -vE '^=== (RUN|PAUSE|CONT|NAME) ' | grep -vE '^\s*--- PASS' || true; } | head -150
     done
     tail -40 "$log"
   fi
