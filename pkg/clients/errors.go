@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -157,4 +158,21 @@ func FaultOf(err error) (Fault, bool) {
 		return f, true
 	}
 	return Fault{}, false
+}
+
+// Unanswered reports whether a call may have been carried out although its caller saw no
+// result: the request timed out or its connection broke after it was sent (no HTTP answer), or
+// a gateway answered 502 or 504 for a service that may still be working on it. A create that
+// failed so must not simply be sent again: what it made may appear a while later.
+func Unanswered(err error) bool {
+	if err == nil {
+		return false
+	}
+	var unexpected gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &unexpected) {
+		return unexpected.Actual == http.StatusBadGateway || unexpected.Actual == http.StatusGatewayTimeout
+	}
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		(errors.As(err, &netErr) && netErr.Timeout())
 }

@@ -20,11 +20,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
@@ -80,6 +83,10 @@ type ideal struct {
 	// verbose prints each step with its time since begin (CAPO_BENCH_VERBOSE).
 	verbose bool
 	begin   time.Time
+	// wait bounds each wait for Octavia (a load balancer ACTIVE, or deleted).
+	wait time.Duration
+	// unavailable counts Octavia's 503 answers to creates, each tried again.
+	unavailable atomic.Int32
 }
 
 func (x *ideal) mark(format string, args ...any) {
@@ -98,7 +105,7 @@ func newIdeal(ctx context.Context, cl *scope.Clients, strategy idealStrategy) (*
 	}
 	return &ideal{cl: cl, strategy: strategy, external: ext[0].ID, ports: []int{6443, 8132},
 		monitor: infrav1.APIServerLoadBalancerMonitor{Delay: 10, Timeout: 5, MaxRetries: 5, MaxRetriesDown: 3},
-		verbose: os.Getenv("CAPO_BENCH_VERBOSE") != ""}, nil
+		verbose: os.Getenv("CAPO_BENCH_VERBOSE") != "", wait: 3 * time.Minute}, nil
 }
 
 // group runs functions concurrently and keeps their errors; the first one calls cancel, when
@@ -245,7 +252,11 @@ func (x *ideal) loadBalancer(ctx context.Context, name, az, vipSubnet string, ro
 			opts.Listeners = append(opts.Listeners, x.listener(name, port, true))
 		}
 	}
-	lb, err := x.cl.LoadBalancer.CreateLoadBalancer(ctx, opts)
+	var lb *loadbalancers.LoadBalancer
+	err := x.whileUnavailable(ctx, func() (err error) {
+		lb, err = x.cl.LoadBalancer.CreateLoadBalancer(ctx, opts)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -292,9 +303,28 @@ func (x *ideal) monitorOpts(name, pool string) monitors.CreateOpts {
 	return monitors.CreateOpts{Name: name, PoolID: pool, Type: monitors.TypeTCP, Delay: m.Delay, Timeout: m.Timeout, MaxRetries: m.MaxRetries, MaxRetriesDown: m.MaxRetriesDown}
 }
 
+// whileUnavailable calls f again, as soon as the poll interval allows, while Octavia answers 503:
+// with many creates at once in one project, Octavia's quota lock waits past MySQL's lock timeout
+// and the create is refused having made nothing. The controller retries such an answer too.
+func (x *ideal) whileUnavailable(ctx context.Context, f func() error) error {
+	deadline := time.Now().Add(x.wait)
+	for {
+		err := f()
+		if !gophercloud.ResponseCodeIs(err, http.StatusServiceUnavailable) || time.Now().After(deadline) {
+			return err
+		}
+		x.unavailable.Add(1)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(idealPoll):
+		}
+	}
+}
+
 // active polls the status tree until the load balancer is ACTIVE, and returns the tree.
 func (x *ideal) active(ctx context.Context, id string) (*loadbalancers.LoadBalancer, error) {
-	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(idealPoll) {
+	for deadline := time.Now().Add(x.wait); time.Now().Before(deadline); time.Sleep(idealPoll) {
 		tree, err := x.cl.LoadBalancer.GetLoadBalancerStatuses(ctx, id)
 		if err != nil {
 			return nil, err
@@ -307,7 +337,7 @@ func (x *ideal) active(ctx context.Context, id string) (*loadbalancers.LoadBalan
 			return nil, fmt.Errorf("load balancer %s went into ERROR", id)
 		}
 	}
-	return nil, fmt.Errorf("load balancer %s not ACTIVE after 3 minutes", id)
+	return nil, fmt.Errorf("load balancer %s not ACTIVE after %s", id, x.wait)
 }
 
 // settle waits for the load balancer, then updates each child Octavia left pending, one at a
@@ -358,21 +388,33 @@ func (x *ideal) children(ctx context.Context, id, name string) error {
 		}
 		opts := x.listener(name, port, false)
 		opts.LoadbalancerID = id
-		l, err := x.cl.LoadBalancer.CreateListener(ctx, opts)
+		var l *listeners.Listener
+		err := x.whileUnavailable(ctx, func() (err error) {
+			l, err = x.cl.LoadBalancer.CreateListener(ctx, opts)
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		if _, err := x.active(ctx, id); err != nil {
 			return err
 		}
-		p, err := x.cl.LoadBalancer.CreatePool(ctx, x.pool(l.Name, l.ID))
+		var p *pools.Pool
+		err = x.whileUnavailable(ctx, func() (err error) {
+			p, err = x.cl.LoadBalancer.CreatePool(ctx, x.pool(l.Name, l.ID))
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		if _, err := x.active(ctx, id); err != nil {
 			return err
 		}
-		if _, err := x.cl.LoadBalancer.CreateMonitor(ctx, x.monitorOpts(l.Name, p.ID)); err != nil {
+		err = x.whileUnavailable(ctx, func() error {
+			_, err := x.cl.LoadBalancer.CreateMonitor(ctx, x.monitorOpts(l.Name, p.ID))
+			return err
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -405,12 +447,12 @@ func (x *ideal) delete(ctx context.Context, c *idealCluster, lbsOnSubnet bool) e
 			if err := x.cl.LoadBalancer.DeleteLoadBalancer(ctx, id, loadbalancers.DeleteOpts{Cascade: true}); err != nil && !clients.IsNotFound(err) {
 				return err
 			}
-			for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(idealPoll) {
+			for deadline := time.Now().Add(x.wait); time.Now().Before(deadline); time.Sleep(idealPoll) {
 				if _, err := x.cl.LoadBalancer.GetLoadBalancer(ctx, id); clients.IsNotFound(err) {
 					return nil
 				}
 			}
-			return fmt.Errorf("load balancer %s not deleted after 3 minutes", id)
+			return fmt.Errorf("load balancer %s not deleted after %s", id, x.wait)
 		})
 	}
 	g.Go(func() error { err := lbs.Wait(); close(lbsGone); return err })

@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -55,10 +56,17 @@ const benchNamespace = "bench"
 // benchIdentity is the identity Secret of benchNamespace holding cloudsYAML, the reference to it,
 // and clients made from it for the benchmark's own checks.
 func benchIdentity(ctx context.Context, b *testing.B, scheme *runtime.Scheme, cloudsYAML []byte, cloudName string) (*corev1.Secret, *infrav1.OpenStackIdentityReference, *scope.Clients) {
+	secret, ref, cl := benchIdentityWaiting(ctx, b, scheme, cloudsYAML, cloudName, 0)
+	return secret, ref, cl
+}
+
+// benchIdentityWaiting is benchIdentity with clients whose requests wait up to timeout for an
+// answer (0: the manager's default).
+func benchIdentityWaiting(ctx context.Context, b *testing.B, scheme *runtime.Scheme, cloudsYAML []byte, cloudName string, timeout time.Duration) (*corev1.Secret, *infrav1.OpenStackIdentityReference, *scope.Clients) {
 	ns := benchNamespace
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: ns}, Data: map[string][]byte{scope.CloudsSecretKey: cloudsYAML}}
 	ref := &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: cloudName}
-	factory := &scope.SecretFactory{Reader: fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard()}
+	factory := &scope.SecretFactory{Reader: fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard(), Timeout: timeout}
 	cl, err := factory.NewClients(ctx, ns, ref)
 	must(b, err)
 	return secret, ref, cl

@@ -78,6 +78,8 @@ type Cloud struct {
 	lastCallDrivesToError bool
 	// lastCallLosesResponse is set by begin when a LoseResponse fault fired for the current call.
 	lastCallLosesResponse bool
+	// lastCallUncommitted is the Uncommitted of a LoseResponse fault that fired for the call.
+	lastCallUncommitted int
 
 	net     networkState
 	lb      loadBalancerState
@@ -188,7 +190,7 @@ func lockedErr(c *Cloud, op string, f func(*Cloud) error) error {
 // begin is called by every operation under the lock: it counts the call and applies faults.
 func (c *Cloud) begin(op string) error {
 	c.calls[op]++
-	c.lastCallDrivesToError, c.lastCallLosesResponse = false, false
+	c.lastCallDrivesToError, c.lastCallLosesResponse, c.lastCallUncommitted = false, false, 0
 	for _, f := range c.faults {
 		e, err := f.fire(op, c.rand)
 		if err != nil {
@@ -196,6 +198,9 @@ func (c *Cloud) begin(op string) error {
 		}
 		c.lastCallDrivesToError = c.lastCallDrivesToError || e == driveToError
 		c.lastCallLosesResponse = c.lastCallLosesResponse || e == loseResponse
+		if e == loseResponse {
+			c.lastCallUncommitted = max(c.lastCallUncommitted, f.Uncommitted)
+		}
 	}
 	return nil
 }

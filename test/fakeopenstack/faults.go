@@ -53,6 +53,10 @@ type Fault struct {
 	// LoseResponse lets the call take effect, then answers context.DeadlineExceeded, as when
 	// the response is lost on its way back: the caller does not learn what the cloud did.
 	LoseResponse bool
+	// Uncommitted, with LoseResponse on CreateLoadBalancer, keeps the load balancer out of the
+	// next that many ListLoadBalancers answers (and GetLoadBalancer's until then), as an Octavia
+	// API still holding its transaction after the client gave up.
+	Uncommitted int
 
 	seen, fired int
 	cloud       *Cloud

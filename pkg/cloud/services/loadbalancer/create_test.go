@@ -215,6 +215,39 @@ func TestALostStatusIsFoundAgainByName(t *testing.T) {
 	g.Expect(w.floatingIPs()).To(HaveLen(1))
 }
 
+// A create that got no answer may still be carried out: an Octavia busy with many creates commits
+// one well after the client gave up (measured on the local Octavia with ten clusters at once).
+// It is not sent again while its load balancer may appear, and once it appears it is taken.
+func TestAnUnansweredCreateIsNotSentAgainWhileItsLoadBalancerMayAppear(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, "az1")
+	s := w.service()
+	d := w.desired("az1")
+	w.cloud.InjectFault(fakeopenstack.Fault{Operation: "CreateLoadBalancer", Nth: 1, LoseResponse: true, Uncommitted: 3})
+	out := s.Reconcile(ctx, d, nil)
+	g.Expect(out.State).To(Equal(StateError))
+	for range 3 {
+		out = s.Reconcile(ctx, d, nil)
+		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.Message).To(ContainSubstring("the create of load balancer " + d.Name + " sent at "))
+		g.Expect(out.Message).To(ContainSubstring("got no answer; looking for it until"))
+		g.Expect(out.RequeueAfter).To(Equal(unansweredLook))
+	}
+	ready, _ := converge(t, s, d, nil)
+	g.Expect(ready.State).To(Equal(StateReady))
+	g.Expect(w.cloud.Calls()["CreateLoadBalancer"]).To(Equal(1), "never sent twice")
+	g.Expect(w.loadBalancers()).To(HaveLen(1))
+
+	// Past the wait, nothing having appeared, the create is sent again.
+	other := w.desired("az1")
+	other.Name = "other"
+	w.cloud.InjectFault(fakeopenstack.Fault{Operation: "CreateLoadBalancer", Nth: 1, Timeout: true})
+	g.Expect(s.Reconcile(ctx, other, nil).State).To(Equal(StateError))
+	w.memory.createUnanswered("fake", other.Name, time.Now().Add(-UnansweredCreateWait))
+	g.Expect(s.Reconcile(ctx, other, nil).State).To(Equal(StateWaiting))
+	g.Expect(w.cloud.Calls()["CreateLoadBalancer"]).To(Equal(3))
+}
+
 func TestTwoLoadBalancersWithOneNameAreRefused(t *testing.T) {
 	g := NewWithT(t)
 	w := newWorld(t, "az1")

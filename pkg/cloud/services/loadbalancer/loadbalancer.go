@@ -54,6 +54,9 @@ const (
 	// ConfigRequeue is how soon a configuration problem is checked again: the subnet may be
 	// created in the cloud, which sends no event.
 	ConfigRequeue = time.Minute
+	// unansweredLook is how often the controller looks, by name, for the load balancer of a
+	// create that got no answer (see UnansweredCreateWait).
+	unansweredLook = 5 * time.Second
 	// ErrorObservations is how many times a load balancer is seen in ERROR before it is deleted
 	// and recreated.
 	ErrorObservations = 3
@@ -223,6 +226,13 @@ func vipOnSubnet(n *infrav1.NetworkStatusWithSubnets, subnetID string) bool {
 // balancer alone: reconcileChildren then creates each child once the one before is ACTIVE, which
 // is faster there than settling each child with an update.
 func (s *Service) create(ctx context.Context, d *Desired) Outcome {
+	if sent, ok := s.memory.awaitsUnanswered(s.cloudKey, d.Name, time.Now()); ok {
+		// The create sent then may still be carried out: a second one would make a duplicate.
+		out := waiting(fmt.Sprintf("the create of load balancer %s sent at %s got no answer; looking for it until %s before creating it again",
+			d.Name, sent.UTC().Format(time.TimeOnly), sent.Add(UnansweredCreateWait).UTC().Format(time.TimeOnly)))
+		out.RequeueAfter = unansweredLook
+		return out
+	}
 	populated := !s.memory.createsStepwise(s.cloudKey)
 	hint, why, err := s.azHint(ctx, d.Provider, d.OctaviaAZ)
 	if err != nil {
@@ -253,8 +263,12 @@ func (s *Service) create(ctx context.Context, d *Desired) Outcome {
 	for i := 0; populated && i < len(d.Ports); i++ {
 		opts.Listeners = append(opts.Listeners, s.listenerOpts(d, d.Ports[i], cidrs, true))
 	}
+	sent := time.Now()
 	lb, err := s.lb.CreateLoadBalancer(ctx, opts)
 	if err != nil {
+		if clients.Unanswered(err) {
+			s.memory.createUnanswered(s.cloudKey, d.Name, sent)
+		}
 		if gophercloud.ResponseCodeIs(err, http.StatusBadRequest) {
 			return failed(&report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf("Octavia refused load balancer %s: %v", d.Name, err)})
 		}
@@ -303,8 +317,18 @@ func (s *Service) listenerOpts(d *Desired, port int, cidrs []string, populated b
 	return opts
 }
 
-func (s *Service) poolOpts(_ *Desired, name, listenerID string) pools.CreateOpts {
-	return pools.CreateOpts{Name: name, ListenerID: listenerID, Protocol: pools.ProtocolTCP, LBMethod: pools.LBMethodRoundRobin}
+func (s *Service) poolOpts(d *Desired, name, listenerID string) pools.CreateOpts {
+	return pools.CreateOpts{Name: name, ListenerID: listenerID, Protocol: pools.ProtocolTCP, LBMethod: Algorithm(d.Provider)}
+}
+
+// Algorithm is the pool algorithm for an Octavia provider: the OVN provider runs SOURCE_IP_PORT
+// only (and keeps the client's source address); every other provider gets ROUND_ROBIN, as
+// upstream CAPO gave them.
+func Algorithm(provider string) pools.LBMethod {
+	if provider == "ovn" {
+		return pools.LBMethodSourceIpPort
+	}
+	return pools.LBMethodRoundRobin
 }
 
 func (s *Service) monitorOpts(d *Desired, name, poolID string) monitors.CreateOpts {

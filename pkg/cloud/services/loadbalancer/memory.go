@@ -53,6 +53,9 @@ type Memory struct {
 	allocations map[string]*allocation
 	// owners are the marks (owner tags) seen on load balancers, by ID: what verified reads once.
 	owners map[string]string
+	// unanswered are the creates that got no answer (a timeout), by cloud key and load balancer
+	// name, with when they were sent: Octavia may still make the load balancer.
+	unanswered map[string]time.Time
 }
 
 // allocation is a floating IP being allocated (done false), or allocated (fip) or not (fip
@@ -71,7 +74,8 @@ type errorObservation struct {
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
 	return &Memory{ErrorInterval: ErrorRequeue, capabilities: map[string]*capabilities{}, errorSeen: map[string]*errorObservation{},
-		pendingSince: map[string]time.Time{}, stepwise: map[string]bool{}, allocations: map[string]*allocation{}, owners: map[string]string{}}
+		pendingSince: map[string]time.Time{}, stepwise: map[string]bool{}, allocations: map[string]*allocation{}, owners: map[string]string{},
+		unanswered: map[string]time.Time{}}
 }
 
 // createsStepwise says whether load balancers of cloud are created alone, their children one by
@@ -208,4 +212,39 @@ func (m *Memory) forgetError(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.errorSeen, id)
+}
+
+// UnansweredCreateWait is how long after sending a create that got no answer the controller
+// looks for what it may have made, rather than create again: an Octavia API busy with many
+// creates commits one well after the client gave up on it (its request timeout is 60 s; the
+// API's own worker timeout is typically longer).
+const UnansweredCreateWait = 3 * time.Minute
+
+// createUnanswered remembers that the create of load balancer name on cloud, sent at sent, got
+// no answer.
+func (m *Memory) createUnanswered(cloud, name string, sent time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.unanswered[cloud+"/"+name] = sent
+}
+
+// awaitsUnanswered returns when an unanswered create of load balancer name on cloud was sent,
+// while it is less than UnansweredCreateWait ago; false otherwise (and the create is forgotten).
+func (m *Memory) awaitsUnanswered(cloud, name string, now time.Time) (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sent, ok := m.unanswered[cloud+"/"+name]
+	if ok && now.Sub(sent) < UnansweredCreateWait {
+		return sent, true
+	}
+	delete(m.unanswered, cloud+"/"+name)
+	return time.Time{}, false
+}
+
+// forgetUnanswered forgets the unanswered create of load balancer name on cloud: it was found,
+// or created again.
+func (m *Memory) forgetUnanswered(cloud, name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.unanswered, cloud+"/"+name)
 }
