@@ -126,6 +126,19 @@ func fullyPopulatedStatusTree(t *testing.T, tg target) {
 		t.Error("the pool is not in the tree")
 	}
 	disabledMemberIsOffline(t, tg, lbID, pool.ID, active)
+	algorithmOfAnotherProvider(t, tg, lbID)
+}
+
+// algorithmOfAnotherProvider checks the answer pools.Algorithm relies on: a provider refuses a
+// pool algorithm it cannot run with 501 and names the algorithm. The amphora provider refuses
+// SOURCE_IP_PORT, the only algorithm the OVN provider runs (which is why a cluster on OVN gets
+// SOURCE_IP_PORT pools and every other one ROUND_ROBIN).
+func algorithmOfAnotherProvider(t *testing.T, tg target, lbID string) {
+	_, err := tg.clients.LoadBalancer.CreatePool(context.Background(), pools.CreateOpts{Name: "capo-contract-ovn-algorithm", LoadbalancerID: lbID,
+		Protocol: pools.ProtocolTCP, LBMethod: pools.LBMethodSourceIpPort})
+	if !isCode(err, http.StatusNotImplemented) || !strings.Contains(answer(err), "SOURCE_IP_PORT") {
+		t.Errorf("a SOURCE_IP_PORT pool on an amphora load balancer: want 501 naming the algorithm, got %s", answer(err))
+	}
 }
 
 // disabledMemberIsOffline checks what planned zone maintenance relies on: a member updated to

@@ -18,6 +18,7 @@ package fakeopenstack
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -50,6 +51,8 @@ type lbEntry struct {
 	settleTo string
 	// held: the status was set by SetLoadBalancerStatus and does not settle.
 	held bool
+	// hiddenLists is how many more ListLoadBalancers answers leave it out (Fault.Uncommitted).
+	hiddenLists int
 }
 
 type loadBalancerState struct {
@@ -63,9 +66,11 @@ type loadBalancerState struct {
 	capabilities map[string][]providers.Capability
 	// noAllowedCIDRs are the providers that reject allowed_cidrs on listeners.
 	noAllowedCIDRs map[string]bool
-	azs            []clients.LoadBalancerAvailabilityZone
-	flavors        []flavors.Flavor
-	versions       []apiversions.APIVersion
+	// algorithms are, per provider, the pool algorithms it runs; a provider not listed runs all.
+	algorithms map[string][]string
+	azs        []clients.LoadBalancerAvailabilityZone
+	flavors    []flavors.Flavor
+	versions   []apiversions.APIVersion
 	// stuck are the children of fully populated load balancers that stay pending until updated
 	// (Options.LeavePopulatedChildrenPending).
 	stuck map[string]bool
@@ -77,6 +82,8 @@ func (s *loadBalancerState) init() {
 	s.providers = []providers.Provider{{Name: "amphora", Description: "The Octavia Amphora driver."}}
 	s.capabilities = map[string][]providers.Capability{"amphora": {{Name: "compute_zone", Description: "The compute availability zone."}}}
 	s.noAllowedCIDRs, s.stuck = map[string]bool{}, map[string]bool{}
+	// As Octavia's amphora driver and the OVN provider say in their validation.
+	s.algorithms = map[string][]string{"amphora": {"ROUND_ROBIN", "SOURCE_IP", "LEAST_CONNECTIONS"}, "ovn": {"SOURCE_IP_PORT"}}
 	s.versions = []apiversions.APIVersion{{ID: "v2.0", Status: "SUPPORTED"}, {ID: "v2.27", Status: "CURRENT"}}
 }
 
@@ -123,6 +130,17 @@ func (c *Cloud) SetProviderAllowedCIDRs(provider string, supported bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lb.noAllowedCIDRs[provider] = !supported
+}
+
+// checkAlgorithm answers as Octavia does when the load balancer's provider cannot run a pool's
+// algorithm: 501, with the provider's own words.
+func (c *Cloud) checkAlgorithm(e *lbEntry, algorithm any) error {
+	runs, listed := c.lb.algorithms[e.lb.Provider]
+	if a := fmt.Sprint(algorithm); listed && !slices.Contains(runs, a) {
+		words := map[string]string{"amphora": "Amphora provider", "ovn": "OVN provider"}[e.lb.Provider]
+		return httpError(http.StatusNotImplemented, "Provider '%s' does not support a requested option: %s does not support %s algorithm.", e.lb.Provider, words, a)
+	}
+	return nil
 }
 
 // checkAllowedCIDRs answers as Octavia does when allowed_cidrs cannot be honoured: 400 below API
@@ -316,6 +334,10 @@ func (a *loadBalancerAPI) ListLoadBalancers(_ context.Context, opts loadbalancer
 	return locked(a.c, "ListLoadBalancers", func(c *Cloud) ([]loadbalancers.LoadBalancer, error) {
 		var views []*loadbalancers.LoadBalancer
 		for _, e := range c.lb.lbs.all() {
+			if e.hiddenLists > 0 {
+				e.hiddenLists--
+				continue
+			}
 			if c.settle(e) {
 				continue
 			}
@@ -329,7 +351,7 @@ func (a *loadBalancerAPI) ListLoadBalancers(_ context.Context, opts loadbalancer
 func (a *loadBalancerAPI) GetLoadBalancer(_ context.Context, id string) (*loadbalancers.LoadBalancer, error) {
 	return locked(a.c, "GetLoadBalancer", func(c *Cloud) (*loadbalancers.LoadBalancer, error) {
 		e, ok := c.lb.lbs.get(id)
-		if !ok || c.settle(e) {
+		if !ok || e.hiddenLists > 0 || c.settle(e) {
 			return nil, notFound("Load Balancer", id)
 		}
 		v := c.view(e)
@@ -385,6 +407,7 @@ func (a *loadBalancerAPI) CreateLoadBalancer(_ context.Context, opts loadbalance
 			settleTo = statusError
 		}
 		c.markPending(e, statusPendingCreate, settleTo)
+		e.hiddenLists = c.lastCallUncommitted
 		c.lb.lbs.add(id, e)
 		if err := c.populate(e, body); err != nil {
 			c.removeLoadBalancer(id)
@@ -419,6 +442,9 @@ func (c *Cloud) populate(e *lbEntry, body map[string]any) error {
 		pb, ok := lb["default_pool"].(map[string]any)
 		if !ok {
 			continue
+		}
+		if err := c.checkAlgorithm(e, pb["lb_algorithm"]); err != nil {
+			return err
 		}
 		p := &pools.Pool{}
 		decodeInto(map[string]any{"name": pb["name"], "protocol": pb["protocol"], "lb_algorithm": pb["lb_algorithm"]}, p)
@@ -655,6 +681,9 @@ func (a *loadBalancerAPI) CreatePool(_ context.Context, opts pools.CreateOptsBui
 		}
 		e, err := c.mutable(lbID)
 		if err != nil {
+			return nil, err
+		}
+		if err := c.checkAlgorithm(e, body["lb_algorithm"]); err != nil {
 			return nil, err
 		}
 		p := &pools.Pool{}

@@ -189,6 +189,25 @@ func TestPerPortChildren(t *testing.T) {
 		g.Expect([]string{ps[0].Name, ps[0].Protocol, ps[0].LBMethod}).To(Equal([]string{name, string(pools.ProtocolTCP), string(pools.LBMethodRoundRobin)}))
 	})
 
+	t.Run("OVN: SOURCE_IP_PORT pools, created with the load balancer and one by one", func(t *testing.T) {
+		g := NewWithT(t)
+		w := newWorld(t, "az1")
+		w.cloud.AddProvider("ovn")
+		d := w.desired("az1")
+		d.Provider, d.Ports = "ovn", []int{6443, 8132}
+		first, _ := converge(t, w.service(), d, nil)
+		l, p, _ := w.children(t, first.Status.ID, name)
+		g.Expect(w.cloud.LoadBalancer().DeletePool(ctx, p)).To(Succeed())
+		w.settle(t, first.Status.ID)
+		converge(t, w.service(), d, first.Status)
+		ps := w.poolsOf(t, first.Status.ID, l)
+		g.Expect(ps).To(HaveLen(1))
+		g.Expect(ps[0].LBMethod).To(Equal(string(pools.LBMethodSourceIpPort)))
+		other := w.poolsOf(t, first.Status.ID, w.listenerOn(t, first.Status.ID, 6443).ID)
+		g.Expect(other).To(HaveLen(1))
+		g.Expect(other[0].LBMethod).To(Equal(string(pools.LBMethodSourceIpPort)), "made with the load balancer")
+	})
+
 	t.Run("missing health monitor", func(t *testing.T) {
 		g := NewWithT(t)
 		w, d, k := ready(t, 6443, 8132)
