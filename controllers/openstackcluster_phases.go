@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -272,6 +273,13 @@ func (c *clusterReconcile) reconcileEndpoint(ctx context.Context, lbs *loadbalan
 		if found.Port == 0 {
 			found.Port = port
 		}
+		if !spec.APIServerLoadBalancerEnabled() && !ptr.Deref(spec.DisableAPIServerFloatingIP, false) && external != nil && spec.APIServerFloatingIP == nil && isIP(found.Host) {
+			// Taken over from upstream CAPO: its floating IP at the host becomes the cluster's.
+			if err := c.net.AdoptAPIServerFloatingIP(ctx, networking.APIServerFloatingIPDescription(c.cluster.Namespace, c.cluster.Name),
+				networking.UpstreamAPIServerFloatingIPDescription(c.cluster.Namespace, c.cluster.Name), found.Host); err != nil {
+				return &endpointFound{outcome: failedWith(err)}
+			}
+		}
 		return &endpointFound{endpoint: &found}
 	}
 	if spec.APIServerLoadBalancerEnabled() {
@@ -297,4 +305,10 @@ func (c *clusterReconcile) reconcileEndpoint(ctx context.Context, lbs *loadbalan
 		return &endpointFound{outcome: outcome{stop: true}, unknowable: true}
 	}
 	return &endpointFound{endpoint: &clusterv1.APIEndpoint{Host: host, Port: port}}
+}
+
+// isIP says whether host is an IP address rather than a DNS name.
+func isIP(host string) bool {
+	_, err := netip.ParseAddr(host)
+	return err == nil
 }

@@ -88,6 +88,10 @@ func (r *OpenStackMachineReconciler) SetupWithManager(ctx context.Context, mgr c
 			handler.EnqueueRequestsFromMapFunc(r.controlPlaneMachinesOf),
 			builder.WithPredicates(membershipInputsChanged()),
 		).
+		Watches(&infrav1.OpenStackMachine{},
+			handler.EnqueueRequestsFromMapFunc(r.controlPlaneMachinesOfDeleted),
+			builder.WithPredicates(deletionsOnly()),
+		).
 		Complete(r)
 }
 
@@ -230,7 +234,13 @@ func (m *machineReconcile) reconcileInstance(ctx context.Context) *instanceFound
 		// The provider ID names the server: a new one would be a different machine.
 		return &instanceFound{goneID: known}
 	case server != nil:
-		return &instanceFound{server: server, outcome: after(instanceRequeue(server))}
+		found := &instanceFound{server: server, outcome: after(instanceRequeue(server))}
+		if compute.NoValidHost(server) && m.osm.Spec.ServerGroup != nil {
+			// Read to name the group and its policy in the condition; without it the message
+			// is Nova's alone.
+			found.group, _ = svc.ServerGroup(ctx, m.osm.Spec.ServerGroup)
+		}
+		return found
 	case m.machine.Spec.Bootstrap.DataSecretName == nil:
 		return &instanceFound{waitingForBootstrap: true}
 	}

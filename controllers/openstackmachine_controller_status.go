@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -57,6 +58,9 @@ type instanceFound struct {
 	waitingForBootstrap bool
 	// configurationError: the server could not be made from the spec (err says why).
 	configurationError bool
+	// group is the server group of a server Nova found no host for; nil otherwise, or when
+	// the group could not be read.
+	group *servergroups.ServerGroup
 }
 
 // updateStatus sets the status and conditions from what the reconcile found, then Ready.
@@ -103,7 +107,7 @@ func setInstanceFound(m *machineReconcile, in *instanceFound) {
 		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason,
 			"waiting for the Machine's bootstrap data secret")
 	default:
-		setInstanceStatus(m, in.server)
+		setInstanceStatus(m, in.server, in.group)
 	}
 }
 
@@ -111,7 +115,7 @@ func setInstanceFound(m *machineReconcile, in *instanceFound) {
 // InstanceReady from Nova's status of it. A server in ERROR or deleted behind Cluster API's back
 // is reported, never recreated: the provider ID names it. (instanceRequeue says when to look
 // again.)
-func setInstanceStatus(m *machineReconcile, server *servers.Server) {
+func setInstanceStatus(m *machineReconcile, server *servers.Server, group *servergroups.ServerGroup) {
 	m.osm.Status.InstanceID = ptr.To(server.ID)
 	if ptr.Deref(m.osm.Spec.ProviderID, "") == "" {
 		// Set once: a provider ID upstream CAPO wrote with a region (openstack://RegionOne/<id>)
@@ -143,6 +147,13 @@ func setInstanceStatus(m *machineReconcile, server *servers.Server) {
 		if fault == "" {
 			fault = "Nova gave no fault message"
 		}
+		if group != nil && compute.NoValidHost(server) {
+			instanceProblem(m, infrav1.ServerGroupPolicyUnsatisfiableReason, fmt.Sprintf(
+				"server %s is in ERROR: %s (code %d): no host keeps the %s policy of server group %s (%s), which has %d other members; "+
+					"it is not recreated: free a host, or use a soft policy, then delete the Machine to replace it",
+				server.ID, fault, server.Fault.Code, compute.GroupPolicy(group), group.Name, group.ID, otherMembers(group, server.ID)))
+			break
+		}
 		instanceProblem(m, infrav1.InstanceErrorReason, fmt.Sprintf(
 			"server %s is in ERROR: %s (code %d); it is not recreated: delete the Machine to replace it", server.ID, fault, server.Fault.Code))
 	case "DELETED", "SOFT_DELETED":
@@ -152,6 +163,17 @@ func setInstanceStatus(m *machineReconcile, server *servers.Server) {
 		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceNotRunningReason,
 			fmt.Sprintf("server %s is %s", server.ID, server.Status))
 	}
+}
+
+// otherMembers counts the members of group besides server.
+func otherMembers(group *servergroups.ServerGroup, server string) int {
+	n := 0
+	for _, id := range group.Members {
+		if id != server {
+			n++
+		}
+	}
+	return n
 }
 
 // setIngressCondition sets APIServerIngressReady from what membership found.
@@ -167,13 +189,23 @@ func setIngressCondition(m *machineReconcile, in *ingressFound) {
 		setFailure(m.osm, m.report, infrav1.APIServerIngressReadyCondition, in.err)
 	case in.notRequired:
 		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason,
-			"the cluster has no API server load balancer")
+			"the cluster has no API server load balancer and no API server floating IP")
 	case in.server.Status != "ACTIVE":
 		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForInstanceReason,
 			fmt.Sprintf("server %s is %s", in.server.ID, in.server.Status))
 	case in.address == "":
 		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForInstanceReason,
 			fmt.Sprintf("server %s has no address on the cluster network %s yet", in.server.ID, in.network))
+	case in.floating != nil && in.floating.Address == "":
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForAPIServerFloatingIPReason,
+			"the cluster has no API server load balancer, and its API server floating IP is not allocated yet")
+	case in.floating != nil && in.floating.FixedIP == in.address:
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+			fmt.Sprintf("the API server floating IP %s is on this machine's address %s (the cluster has no API server load balancer)", in.floating.Address, in.address))
+	case in.floating != nil:
+		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+			fmt.Sprintf("the API server floating IP %s is on address %s, not this machine's; this machine takes it when that port is gone "+
+				"(the cluster has no API server load balancer)", in.floating.Address, in.floating.FixedIP))
 	case in.membership.ZonePlanned:
 		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			fmt.Sprintf("the API server load balancer of availability zone %s is not created yet", in.zone))

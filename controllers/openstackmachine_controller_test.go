@@ -344,6 +344,22 @@ func TestMachineServerLifecycle(t *testing.T) {
 	}, eventually, poll).Should(Succeed())
 	g.Expect(cloud.Calls()["CreateServer"]).To(Equal(2))
 
+	// Nova finds no host that keeps the server group's policy: the condition names the group
+	// and the policy, and the server is not recreated.
+	group := cloud.AddServerGroup("spread", "anti-affinity")
+	cloud.InjectFault(fakeopenstack.Fault{Operation: "CreateServer", Nth: 1, DriveToError: true})
+	crowded := newMachine(g, ns, "w4", "az1", false, func(s *infrav1.OpenStackMachineSpec) {
+		s.ServerGroup = &infrav1.ServerGroupParam{Filter: &infrav1.ServerGroupFilter{Name: ptr.To("spread")}}
+	})
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(getMachine(g, crowded), infrav1.InstanceReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(infrav1.ServerGroupPolicyUnsatisfiableReason))
+		g.Expect(c.Message).To(And(ContainSubstring("No valid host was found."),
+			ContainSubstring("no host keeps the anti-affinity policy of server group spread ("+group+")")))
+	}, eventually, poll).Should(Succeed())
+	g.Expect(cloud.Calls()["CreateServer"]).To(Equal(3))
+
 	// A flavor that does not exist: the field and the value are named, nothing is created.
 	typo := newMachine(g, ns, "w3", "az1", false, func(s *infrav1.OpenStackMachineSpec) { s.Flavor = ptr.To("m1.smal") })
 	g.Eventually(func(g Gomega) {
@@ -352,10 +368,10 @@ func TestMachineServerLifecycle(t *testing.T) {
 		g.Expect(c.Reason).To(Equal(infrav1.InstanceConfigurationErrorReason))
 		g.Expect(c.Message).To(Equal(`spec.flavor: 0 flavors are named "m1.smal", want exactly one`))
 	}, eventually, poll).Should(Succeed())
-	g.Expect(cloud.Calls()["CreateServer"]).To(Equal(2))
+	g.Expect(cloud.Calls()["CreateServer"]).To(Equal(3))
 
 	// Deletion removes the servers (the ERROR one too) and the ports, and nothing else.
-	for _, m := range []*infrav1.OpenStackMachine{early, broken, typo} {
+	for _, m := range []*infrav1.OpenStackMachine{early, broken, crowded, typo} {
 		g.Expect(env.Client.Delete(ctx, m)).To(Succeed())
 	}
 	g.Eventually(func(g Gomega) {
@@ -366,7 +382,7 @@ func TestMachineServerLifecycle(t *testing.T) {
 	left, err := cloud.Compute().ListServers(ctx, servers.ListOpts{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(left).To(BeEmpty())
-	for _, name := range []string{"w1-0", "w2-0", "w3-0"} {
+	for _, name := range []string{"w1-0", "w2-0", "w3-0", "w4-0"} {
 		p, err := cloud.Network().ListPorts(ctx, ports.ListOpts{Name: name})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(p).To(BeEmpty(), name)

@@ -18,10 +18,12 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,13 +34,19 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 )
 
 // ingressFound is what the membership of a control plane machine found.
 type ingressFound struct {
 	outcome
-	// notRequired: the cluster has no API server load balancer.
+	// notRequired: the cluster has neither an API server load balancer nor an API server
+	// floating IP.
 	notRequired bool
+	// floating is where the API server floating IP of a cluster without a load balancer is;
+	// nil with a load balancer.
+	floating *networking.EndpointFloatingIP
 	// server is the machine's server; address its fixed address on network, the cluster
 	// network or its zone's machine subnet's ("" while Nova shows none); zone the availability
 	// zone the machine is in.
@@ -54,7 +62,8 @@ type ingressFound struct {
 func (m *machineReconcile) reconcileIngress(ctx context.Context, server *servers.Server) *ingressFound {
 	osc := m.osc
 	found := &ingressFound{server: server}
-	if !osc.Spec.APIServerLoadBalancerEnabled() {
+	floating := !osc.Spec.APIServerLoadBalancerEnabled()
+	if floating && (ptr.Deref(osc.Spec.DisableAPIServerFloatingIP, false) || osc.Status.ExternalNetwork == nil) {
 		found.notRequired = true
 		return found
 	}
@@ -72,6 +81,10 @@ func (m *machineReconcile) reconcileIngress(ctx context.Context, server *servers
 		found.outcome = after(buildRequeue)
 		return found
 	}
+	if floating {
+		m.holdFloatingIP(ctx, found)
+		return found
+	}
 	found.zone = loadbalancer.MachineZone(m.machine.Spec.FailureDomain, server.AvailabilityZone)
 	membership, err := m.loadBalancers().ReconcileMachine(ctx, osc, m.osm.Name, found.address, found.zone)
 	if err != nil {
@@ -83,6 +96,32 @@ func (m *machineReconcile) reconcileIngress(ctx context.Context, server *servers
 		found.outcome = after(memberRequeue)
 	}
 	return found
+}
+
+// holdFloatingIP puts the API server floating IP of a cluster without a load balancer on this
+// control plane machine, unless another holds it (upstream's behaviour: the first control plane
+// machine holds it). A machine that does not hold it looks again now and then, and takes it once
+// the holder's port is gone.
+func (m *machineReconcile) holdFloatingIP(ctx context.Context, found *ingressFound) {
+	net := networking.NewService(m.clients.Network, m.report, ownership.Owner{})
+	// The address the user asked for: apiServerFloatingIP, or else an endpoint host they set.
+	address := ptr.Deref(m.osc.Spec.APIServerFloatingIP, "")
+	if ep := m.osc.Spec.ControlPlaneEndpoint; address == "" && ep != nil && isIP(ep.Host) {
+		address = ep.Host
+	}
+	fip, err := net.HoldAPIServerFloatingIP(ctx, networking.APIServerFloatingIPDescription(m.cluster.Namespace, m.cluster.Name),
+		networking.UpstreamAPIServerFloatingIPDescription(m.cluster.Namespace, m.cluster.Name), address, found.server.ID, found.address)
+	if err != nil {
+		found.outcome = failedWith(err)
+		return
+	}
+	found.floating = fip
+	switch {
+	case fip.Address == "":
+		found.outcome = after(waitRequeue) // the cluster's reconcile allocates it
+	case fip.FixedIP != found.address:
+		found.outcome = after(floatingIPStandbyRequeue)
+	}
 }
 
 // controlPlaneMachinesOf maps an OpenStackCluster to the OpenStackMachines of its control plane
@@ -98,13 +137,41 @@ func (r *OpenStackMachineReconciler) controlPlaneMachinesOf(ctx context.Context,
 			clusterName = ref.Name
 		}
 	}
+	return r.controlPlaneMachinesNamed(ctx, osc.Namespace, clusterName)
+}
+
+// controlPlaneMachinesOfDeleted maps a deleted OpenStackMachine to the OpenStackMachines of its
+// cluster's other control plane Machines: one of them takes the API server floating IP of a
+// cluster without a load balancer when the machine that held it goes.
+func (r *OpenStackMachineReconciler) controlPlaneMachinesOfDeleted(ctx context.Context, obj client.Object) []reconcile.Request {
+	osm, ok := obj.(*infrav1.OpenStackMachine)
+	if !ok {
+		return nil
+	}
+	return slices.DeleteFunc(r.controlPlaneMachinesNamed(ctx, osm.Namespace, osm.Labels[clusterv1.ClusterNameLabel]), func(req reconcile.Request) bool {
+		return req.Name == osm.Name
+	})
+}
+
+// deletionsOnly lets through the deletion of an object only.
+func deletionsOnly() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// controlPlaneMachinesNamed lists the OpenStackMachines of the control plane Machines of the
+// Cluster clusterName in namespace.
+func (r *OpenStackMachineReconciler) controlPlaneMachinesNamed(ctx context.Context, namespace, clusterName string) []reconcile.Request {
 	if clusterName == "" {
 		return nil
 	}
 	machines := &clusterv1.MachineList{}
-	if err := r.Client.List(ctx, machines, client.InNamespace(osc.Namespace),
+	if err := r.Client.List(ctx, machines, client.InNamespace(namespace),
 		client.MatchingLabels{clusterv1.ClusterNameLabel: clusterName}, client.HasLabels{clusterv1.MachineControlPlaneLabel}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing the control plane Machines of an OpenStackCluster", "OpenStackCluster", osc.Name)
+		ctrl.LoggerFrom(ctx).Error(err, "listing the control plane Machines of a Cluster", "Cluster", clusterName)
 		return nil
 	}
 	var out []reconcile.Request
@@ -140,7 +207,9 @@ func membershipInputsChanged() predicate.Funcs {
 				AllowCrossAZLoadBalancerMembers: o.Spec.APIServerLoadBalancer.AllowCrossAZLoadBalancerMembers,
 			}
 		}
-		return []any{keys, policy, o.Spec.APIServerPort}
+		// The endpoint: without a load balancer, it is set once the API server floating IP,
+		// which a control plane machine then holds, is allocated.
+		return []any{keys, policy, o.Spec.APIServerPort, o.Spec.ControlPlaneEndpoint}
 	}
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {

@@ -49,6 +49,10 @@ const (
 	// notRunningRequeue is how soon a server that is neither building nor ACTIVE is looked at
 	// again: Nova sends no event when someone starts it.
 	notRunningRequeue = time.Minute
+	// floatingIPStandbyRequeue is how soon a control plane machine of a cluster without a load
+	// balancer looks again at the API server floating IP another machine holds: it takes the
+	// address once that machine's port is gone, and Neutron sends no event. One list call.
+	floatingIPStandbyRequeue = 30 * time.Second
 	// cacheRequeue is how soon a reconcile that found the cache behind this controller's own
 	// last write looks again; the watch event of the write usually comes first.
 	cacheRequeue = 250 * time.Millisecond

@@ -81,6 +81,10 @@ const (
 	// WaitingForLoadBalancerReason means a load balancer is in a PENDING_* state (being created,
 	// updated or deleted by Octavia); the controller looks again shortly.
 	WaitingForLoadBalancerReason = "WaitingForLoadBalancer"
+	// WaitingForAPIServerFloatingIPReason means a control plane machine of a cluster without a
+	// load balancer waits for the cluster's API server floating IP, which the cluster's
+	// reconcile allocates.
+	WaitingForAPIServerFloatingIPReason = "WaitingForAPIServerFloatingIP"
 	// LoadBalancerErrorReason means Octavia put a load balancer in ERROR. After a few observations
 	// the controller deletes and recreates it.
 	LoadBalancerErrorReason = "LoadBalancerError"
@@ -132,6 +136,11 @@ const (
 	// InstanceErrorReason means Nova put the server in ERROR; the message carries Nova's fault.
 	// The server is not recreated: delete the Machine (or let a MachineHealthCheck do it).
 	InstanceErrorReason = "InstanceError"
+	// ServerGroupPolicyUnsatisfiableReason means Nova put the server in ERROR because no host
+	// keeps its server group's hard policy (anti-affinity with every host taken, or affinity
+	// with the group's host full). The message names the group and the policy. The server is
+	// not recreated: a new one would fail the same way until a host is free.
+	ServerGroupPolicyUnsatisfiableReason = "ServerGroupPolicyUnsatisfiable"
 	// InstanceNotRunningReason means the server exists but is not ACTIVE (SHUTOFF, SUSPENDED, ...).
 	InstanceNotRunningReason = "InstanceNotRunning"
 	// InstanceDeletedReason means the server the machine had is gone from Nova. It is not

@@ -68,12 +68,6 @@ var honoured = map[string][]func(spec map[string]any) (path, why string){
 	"OpenStackCluster": {
 		clusterIdentity,
 		func(spec map[string]any) (string, string) {
-			if p, _, _ := unstructured.NestedString(spec, "apiServerLoadBalancer", "provider"); p == "ovn" {
-				return "apiServerLoadBalancer.provider", "ovn: this provider creates ROUND_ROBIN pools, which OVN refuses, where upstream made SOURCE_IP_PORT ones; existing pools are kept, a new port or zone would fail"
-			}
-			return "", ""
-		},
-		func(spec map[string]any) (string, string) {
 			host, _, _ := unstructured.NestedString(spec, "controlPlaneEndpoint", "host")
 			port, found, _ := unstructured.NestedInt64(spec, "controlPlaneEndpoint", "port")
 			api, set, _ := unstructured.NestedInt64(spec, "apiServerPort")
@@ -82,13 +76,6 @@ var honoured = map[string][]func(spec map[string]any) (path, why string){
 			}
 			if host != "" && found && port != 0 && port != api {
 				return "controlPlaneEndpoint.port", fmt.Sprintf("%d differs from apiServerPort (%d): upstream's listener and pool serve port %d, this provider serves %d and would replace them", port, api, port, api)
-			}
-			return "", ""
-		},
-		func(spec map[string]any) (string, string) {
-			enabled, found, _ := unstructured.NestedBool(spec, "apiServerLoadBalancer", "enabled")
-			if found && !enabled {
-				return "apiServerLoadBalancer.enabled", "false: without a load balancer upstream put the API floating IP on a control plane machine's port; this provider does not move it to a new control plane machine"
 			}
 			return "", ""
 		},

@@ -82,10 +82,15 @@ func (c *Cloud) AddKeyPair(name string) {
 	c.compute.keypairs = append(c.compute.keypairs, keypairs.KeyPair{Name: name})
 }
 
-func (c *Cloud) AddServerGroup(name string) string {
+// AddServerGroup's group has policy (anti-affinity when not given), shown as Nova shows it at
+// the provider's microversion (the policies list).
+func (c *Cloud) AddServerGroup(name string, policy ...string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g := servergroups.ServerGroup{ID: c.newID("servergroup"), Name: name}
+	if len(policy) == 0 {
+		policy = []string{"anti-affinity"}
+	}
+	g := servergroups.ServerGroup{ID: c.newID("servergroup"), Name: name, Policies: policy}
 	c.compute.groups = append(c.compute.groups, g)
 	return g.ID
 }

@@ -25,6 +25,7 @@ import (
 	"net/netip"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
@@ -192,6 +193,12 @@ func (s *Service) Delete(ctx context.Context, server *servers.Server) (done bool
 		s.report.Changed("DeletedServer", report.Resource{Kind: "Server", Name: server.Name, ID: server.ID, Zone: server.AvailabilityZone}, "Deleting server %s (%s)", server.Name, server.ID)
 	}
 	return false, nil
+}
+
+// NoValidHost says whether Nova put the server in ERROR because its scheduler found no host for
+// it: with a server group, a hard policy its hosts cannot keep.
+func NoValidHost(server *servers.Server) bool {
+	return server.Status == "ERROR" && strings.Contains(server.Fault.Message, "No valid host")
 }
 
 // Addresses are a server's addresses as Cluster API wants them: its name, then its fixed

@@ -104,30 +104,48 @@ func describeImageFilter(f *infrav1.ImageFilter) string {
 
 // ResolveServerGroup returns the ID of the server group spec.serverGroup selects; "" for nil.
 func (s *Service) ResolveServerGroup(ctx context.Context, param *infrav1.ServerGroupParam) (string, error) {
+	g, err := s.ServerGroup(ctx, param)
+	if g == nil || err != nil {
+		return "", err
+	}
+	return g.ID, nil
+}
+
+// ServerGroup returns the server group spec.serverGroup selects; nil for nil.
+func (s *Service) ServerGroup(ctx context.Context, param *infrav1.ServerGroupParam) (*servergroups.ServerGroup, error) {
 	if param == nil {
-		return "", nil
+		return nil, nil
 	}
 	if param.ID == nil && (param.Filter == nil || param.Filter.Name == nil) {
-		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, serverGroupPath, "set id or filter.name")
+		return nil, report.Refuted(infrav1.InstanceConfigurationErrorReason, serverGroupPath, "set id or filter.name")
 	}
 	all, err := s.compute.ListServerGroups(ctx, servergroups.ListOpts{})
 	if err != nil {
-		return "", fmt.Errorf("listing server groups: %w", err)
+		return nil, fmt.Errorf("listing server groups: %w", err)
 	}
-	var ids []string
+	var matched []servergroups.ServerGroup
 	for _, g := range all {
 		if (param.ID != nil && g.ID == *param.ID) || (param.ID == nil && g.Name == *param.Filter.Name) {
-			ids = append(ids, g.ID)
+			matched = append(matched, g)
 		}
 	}
 	switch {
-	case len(ids) == 1:
-		return ids[0], nil
+	case len(matched) == 1:
+		return &matched[0], nil
 	case param.ID != nil:
-		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, serverGroupPath.Child("id"), "server group %s does not exist", *param.ID)
+		return nil, report.Refuted(infrav1.InstanceConfigurationErrorReason, serverGroupPath.Child("id"), "server group %s does not exist", *param.ID)
 	default:
-		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, serverGroupPath.Child("filter", "name"), "%d server groups are named %q, want exactly one", len(ids), *param.Filter.Name)
+		return nil, report.Refuted(infrav1.InstanceConfigurationErrorReason, serverGroupPath.Child("filter", "name"), "%d server groups are named %q, want exactly one", len(matched), *param.Filter.Name)
 	}
+}
+
+// GroupPolicy is a server group's policy (anti-affinity, soft-anti-affinity, affinity,
+// soft-affinity), as Nova shows it before microversion 2.64 (a list) and since (one policy).
+func GroupPolicy(g *servergroups.ServerGroup) string {
+	if g.Policy != nil && *g.Policy != "" {
+		return *g.Policy
+	}
+	return strings.Join(g.Policies, ",")
 }
 
 // CheckKeyPair checks that the key pair spec.sshKeyName names exists, so that a typo is reported

@@ -19,8 +19,10 @@ package networking
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
@@ -29,8 +31,15 @@ import (
 // APIServerFloatingIPDescription marks the floating IP the controller allocates for a cluster's
 // API server, so that it is found again after a lost status and deleted with the cluster.
 func APIServerFloatingIPDescription(namespace, cluster string) string {
-	return fmt.Sprintf("Cluster API OpenStack provider: API server of %s/%s", namespace, cluster)
+	return apiServerMarkPrefix + namespace + "/" + cluster
 }
+
+const (
+	// apiServerMarkPrefix begins this provider's mark of a cluster's API server floating IP.
+	apiServerMarkPrefix = "Cluster API OpenStack provider: API server of "
+	// upstreamMarkPrefix begins upstream CAPO v0.14's description of what it made for a cluster.
+	upstreamMarkPrefix = "Created by cluster-api-provider-openstack cluster "
+)
 
 // ReconcileAPIServerFloatingIP returns the floating IP address of the API server: the user's
 // address when given (allocated if it does not exist yet, never deleted), or one the controller
@@ -71,4 +80,95 @@ func (s *Service) DeleteAPIServerFloatingIP(ctx context.Context, description str
 		s.report.Changed("DeletedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Released floating IP %s of the API server", fip.FloatingIP)
 	}
 	return nil
+}
+
+// UpstreamAPIServerFloatingIPDescription is the description upstream CAPO v0.14 gave the floating
+// IP it allocated for the API server of a cluster without a load balancer.
+func UpstreamAPIServerFloatingIPDescription(namespace, cluster string) string {
+	return upstreamMarkPrefix + namespace + "-" + cluster
+}
+
+// AdoptAPIServerFloatingIP marks as the cluster's (description) the floating IP at host that
+// upstream CAPO allocated for the API server of a cluster without a load balancer, so that it
+// is released with the cluster like one this provider allocated. A floating IP at host with any
+// other description is left as it is: the user's, or someone else's.
+func (s *Service) AdoptAPIServerFloatingIP(ctx context.Context, description, upstreamDescription, host string) error {
+	found, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: host})
+	if err != nil {
+		return fmt.Errorf("listing floating IPs: %w", err)
+	}
+	for _, fip := range found {
+		if fip.Description != upstreamDescription {
+			continue
+		}
+		if _, err := s.client.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{Description: &description}); err != nil {
+			return fmt.Errorf("marking floating IP %s as the cluster's API server address: %w", fip.FloatingIP, err)
+		}
+		s.report.Changed("AdoptedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Adopted floating IP %s, which upstream CAPO allocated for the API server", fip.FloatingIP)
+	}
+	return nil
+}
+
+// EndpointFloatingIP is where the API server floating IP of a cluster without a load balancer is.
+type EndpointFloatingIP struct {
+	// Address is the floating IP; "" when the cluster has none yet.
+	Address string
+	// FixedIP is the fixed address it is on; "" when on no port.
+	FixedIP string
+	// Associated: this call put it on the machine's port.
+	Associated bool
+}
+
+// HoldAPIServerFloatingIP puts the cluster's API server floating IP on a control plane machine's
+// port, unless it is on a port already: the first control plane machine holds it, as upstream
+// did, and another takes it once that machine's port is gone. The floating IP is the one the
+// controller allocated (description), else the one at address (the user's apiServerFloatingIP or
+// endpoint host; "" for none) unless it carries another cluster's mark. serverID and fixedIP
+// select the port: the server's on its cluster network address.
+func (s *Service) HoldAPIServerFloatingIP(ctx context.Context, description, upstreamDescription, address, serverID, fixedIP string) (*EndpointFloatingIP, error) {
+	found, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{Description: description})
+	if err != nil {
+		return nil, fmt.Errorf("listing floating IPs: %w", err)
+	}
+	if len(found) == 0 && address != "" {
+		if found, err = s.client.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: address}); err != nil {
+			return nil, fmt.Errorf("listing floating IPs: %w", err)
+		}
+		for _, fip := range found {
+			if markedForAnother(fip.Description, description, upstreamDescription) {
+				return nil, fmt.Errorf("floating IP %s is marked as another cluster's (description %q): it is not taken", fip.FloatingIP, fip.Description)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return &EndpointFloatingIP{}, nil
+	}
+	fip := found[0]
+	if fip.PortID != "" {
+		return &EndpointFloatingIP{Address: fip.FloatingIP, FixedIP: fip.FixedIP}, nil
+	}
+	onServer, err := s.client.ListPorts(ctx, ports.ListOpts{DeviceID: serverID, FixedIPs: []ports.FixedIPOpts{{IPAddress: fixedIP}}})
+	if err != nil {
+		return nil, fmt.Errorf("listing the ports of server %s: %w", serverID, err)
+	}
+	if len(onServer) == 0 {
+		return nil, fmt.Errorf("server %s has no port with address %s", serverID, fixedIP)
+	}
+	port := onServer[0].ID
+	if _, err := s.client.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{PortID: &port, FixedIP: fixedIP}); err != nil {
+		return nil, fmt.Errorf("associating floating IP %s with port %s (%s): %w", fip.FloatingIP, port, fixedIP, err)
+	}
+	s.report.Changed("AssociatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID},
+		"Associated the API server floating IP %s with control plane port %s (%s)", fip.FloatingIP, port, fixedIP)
+	return &EndpointFloatingIP{Address: fip.FloatingIP, FixedIP: fixedIP, Associated: true}, nil
+}
+
+// markedForAnother says whether a floating IP's description is the API server mark of a
+// cluster other than the one whose marks are ours and upstreams (this provider's or upstream
+// CAPO's).
+func markedForAnother(description, ours, upstreams string) bool {
+	if description == ours || description == upstreams {
+		return false
+	}
+	return strings.HasPrefix(description, apiServerMarkPrefix) || strings.HasPrefix(description, upstreamMarkPrefix)
 }

@@ -1,0 +1,127 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package networking
+
+import (
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	. "github.com/onsi/gomega"
+	"go.uber.org/mock/gomock"
+	"k8s.io/utils/ptr"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/mock"
+)
+
+func TestHoldAPIServerFloatingIP(t *testing.T) {
+	ours, upstreams := APIServerFloatingIPDescription("ns", "c"), UpstreamAPIServerFloatingIPDescription("ns", "c")
+	byMark := floatingips.ListOpts{Description: ours}
+	byAddress := floatingips.ListOpts{FloatingIP: "203.0.113.7"}
+	port := ports.ListOpts{DeviceID: "server", FixedIPs: []ports.FixedIPOpts{{IPAddress: "10.0.0.5"}}}
+	free := func(description string) []floatingips.FloatingIP {
+		return []floatingips.FloatingIP{{ID: "fip", FloatingIP: "203.0.113.7", Description: description}}
+	}
+	associate := func(m *mock.MockNetworkClient) {
+		m.EXPECT().ListPorts(gomock.Any(), port).Return([]ports.Port{{ID: "p"}}, nil)
+		m.EXPECT().UpdateFloatingIP(gomock.Any(), "fip", floatingips.UpdateOpts{PortID: ptr.To("p"), FixedIP: "10.0.0.5"}).Return(&floatingips.FloatingIP{}, nil)
+	}
+	for _, tc := range []struct {
+		name    string
+		address string
+		expect  func(m *mock.MockNetworkClient)
+		want    EndpointFloatingIP
+		err     string
+	}{{
+		name: "the controller's floating IP, free: put on the machine's port",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(free(ours), nil)
+			associate(m)
+		},
+		want: EndpointFloatingIP{Address: "203.0.113.7", FixedIP: "10.0.0.5", Associated: true},
+	}, {
+		name:    "already on a port (this machine's or another's): left there",
+		address: "203.0.113.7",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return([]floatingips.FloatingIP{{FloatingIP: "203.0.113.7", PortID: "other", FixedIP: "10.0.0.9"}}, nil)
+		},
+		want: EndpointFloatingIP{Address: "203.0.113.7", FixedIP: "10.0.0.9"},
+	}, {
+		name:    "the user's address, free and unmarked: taken",
+		address: "203.0.113.7",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free("reserved by the team"), nil)
+			associate(m)
+		},
+		want: EndpointFloatingIP{Address: "203.0.113.7", FixedIP: "10.0.0.5", Associated: true},
+	}, {
+		name:    "upstream's floating IP of this cluster: taken",
+		address: "203.0.113.7",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(upstreams), nil)
+			associate(m)
+		},
+		want: EndpointFloatingIP{Address: "203.0.113.7", FixedIP: "10.0.0.5", Associated: true},
+	}, {
+		name:    "another cluster's floating IP at the user's address: refused, nothing changed",
+		address: "203.0.113.7",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(APIServerFloatingIPDescription("other", "c")), nil)
+		},
+		err: `floating IP 203.0.113.7 is marked as another cluster's (description "Cluster API OpenStack provider: API server of other/c"): it is not taken`,
+	}, {
+		name:    "upstream's floating IP of another cluster: refused",
+		address: "203.0.113.7",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(UpstreamAPIServerFloatingIPDescription("ns", "d")), nil)
+		},
+		err: "is marked as another cluster's",
+	}, {
+		name: "nothing allocated yet, no address asked for",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			s, m, _ := newService(t)
+			tc.expect(m)
+			got, err := s.HoldAPIServerFloatingIP(ctx, ours, upstreams, tc.address, "server", "10.0.0.5")
+			if tc.err != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.err)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(*got).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestAdoptAPIServerFloatingIPTakesUpstreamsOnly(t *testing.T) {
+	g := NewWithT(t)
+	ours, upstreams := APIServerFloatingIPDescription("ns", "c"), UpstreamAPIServerFloatingIPDescription("ns", "c")
+	s, m, recorder := newService(t)
+	m.EXPECT().ListFloatingIPs(gomock.Any(), floatingips.ListOpts{FloatingIP: "203.0.113.7"}).Return([]floatingips.FloatingIP{
+		{ID: "up", FloatingIP: "203.0.113.7", Description: upstreams}, {ID: "user", FloatingIP: "203.0.113.7", Description: "mine"}}, nil)
+	m.EXPECT().UpdateFloatingIP(gomock.Any(), "up", floatingips.UpdateOpts{Description: &ours}).Return(&floatingips.FloatingIP{}, nil)
+	g.Expect(s.AdoptAPIServerFloatingIP(ctx, ours, upstreams, "203.0.113.7")).To(Succeed())
+	g.Expect(recorder.Events).To(Receive(ContainSubstring("AdoptedFloatingIP")))
+}

@@ -1,0 +1,183 @@
+//go:build e2e
+
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+)
+
+var _ = Describe("Machines of a cluster without a load balancer, in server groups", Ordered, func() {
+	var (
+		name = "nolb-" + runID
+		key  client.ObjectKey
+		// endpoint is the API server floating IP the cluster allocated.
+		endpoint string
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		key, _ = createCluster(ctx, name, &infrav1.APIServerLoadBalancer{Enabled: ptr.To(false)}, func(s *infrav1.OpenStackClusterSpec) {
+			s.ControlPlaneEndpoint = nil // the floating IP is the endpoint
+			s.ManagedSubnets = []infrav1.SubnetSpec{{CIDR: "10.42.0.0/24"}}
+		})
+	}, NodeTimeout(time.Minute))
+
+	It("gets a floating IP as its endpoint, held by the first control plane machine and taken by the next when it goes", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			osc := getCluster(ctx, g, key)
+			g.Expect(conditionTrue(osc.Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
+			g.Expect(osc.Spec.ControlPlaneEndpoint).NotTo(BeNil())
+			endpoint = osc.Spec.ControlPlaneEndpoint.Host
+			g.Expect(endpoint).NotTo(BeEmpty())
+		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+
+		first, second := name+"-cp-0", name+"-cp-1"
+		createMachine(ctx, namespace, name, first, cfg.zones[0], true)
+		firstIP := waitFloatingIPOn(ctx, first, endpoint, "is on this machine's address")
+		createMachine(ctx, namespace, name, second, cfg.zones[1], true)
+		secondIP := waitFloatingIPOn(ctx, second, endpoint, "is on address "+firstIP+", not this machine's")
+		Expect(fixedIPOf(ctx, endpoint)).To(Equal(firstIP))
+
+		start := time.Now()
+		Expect(kube.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: first}})).To(Succeed())
+		Eventually(func() string { return fixedIPOf(ctx, endpoint) }).WithTimeout(2*time.Minute).WithPolling(250*time.Millisecond).
+			Should(Equal(secondIP), "the second control plane machine holds the endpoint once the first is gone")
+		GinkgoWriter.Printf("endpoint %s moved to %s %s after the first machine's deletion\n", endpoint, second, time.Since(start).Round(100*time.Millisecond))
+		waitFloatingIPOn(ctx, second, endpoint, "is on this machine's address "+secondIP)
+	}, NodeTimeout(6*time.Minute))
+
+	It("spreads a hard anti-affinity group's servers over Nova's hosts, and names the group and policy when no host is left", func(ctx SpecContext) {
+		group := createServerGroup(ctx, name+"-hard", "anti-affinity")
+		inGroup := func(s *infrav1.OpenStackMachineSpec) {
+			s.ServerGroup = &infrav1.ServerGroupParam{Filter: &infrav1.ServerGroupFilter{Name: ptr.To(group.Name)}}
+		}
+		// One compute host per zone here: a member in each zone fills the hosts.
+		for _, zone := range cfg.zones[:2] {
+			createMachine(ctx, namespace, name, name+"-hard-"+zone, zone, false, inGroup)
+		}
+		hosts := map[string]bool{}
+		for _, zone := range cfg.zones[:2] {
+			hosts[waitActiveHost(ctx, name+"-hard-"+zone)] = true
+		}
+		Expect(hosts).To(HaveLen(2), "the group's servers are on different hosts")
+
+		crowded := name + "-hard-extra"
+		createMachine(ctx, namespace, name, crowded, cfg.zones[0], false, inGroup)
+		Eventually(func(g Gomega) {
+			osm := &infrav1.OpenStackMachine{}
+			g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: crowded}, osm)).To(Succeed())
+			c := condition(osm.Status.Conditions, infrav1.InstanceReadyCondition)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(infrav1.ServerGroupPolicyUnsatisfiableReason), c.Message)
+			g.Expect(c.Message).To(ContainSubstring("no host keeps the anti-affinity policy of server group " + group.Name + " (" + group.ID + "), which has 2 other members"))
+		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		// Not recreated: the machine keeps its one server in ERROR.
+		Consistently(func(g Gomega) {
+			osm := &infrav1.OpenStackMachine{}
+			g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: crowded}, osm)).To(Succeed())
+			g.Expect(osm.Status.InstanceState).To(HaveValue(Equal(infrav1.InstanceState("ERROR"))))
+		}).WithTimeout(5 * time.Second).WithPolling(time.Second).Should(Succeed())
+	}, NodeTimeout(6*time.Minute))
+
+	It("puts a soft anti-affinity group's servers on one host when it has no other", func(ctx SpecContext) {
+		group := createServerGroup(ctx, name+"-soft", "soft-anti-affinity")
+		inGroup := func(s *infrav1.OpenStackMachineSpec) {
+			s.ServerGroup = &infrav1.ServerGroupParam{ID: ptr.To(group.ID)}
+		}
+		machines := []string{name + "-soft-0", name + "-soft-1"}
+		for _, m := range machines {
+			createMachine(ctx, namespace, name, m, cfg.zones[0], false, inGroup)
+		}
+		Expect(waitActiveHost(ctx, machines[0])).To(Equal(waitActiveHost(ctx, machines[1])), "the zone's one host takes both")
+	}, NodeTimeout(5*time.Minute))
+})
+
+// createServerGroup creates a Nova server group with policy, deleted when the calling node ends
+// (Nova deletes a group that still has members; the cluster's deletion deletes the servers).
+func createServerGroup(ctx context.Context, name, policy string) *servergroups.ServerGroup {
+	nova := computeClient(ctx)
+	nova.Microversion = "2.15" // soft-anti-affinity
+	group, err := servergroups.Create(ctx, nova, servergroups.CreateOpts{Name: name, Policies: []string{policy}}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(servergroups.Delete(ctx, computeClient(ctx), group.ID).ExtractErr()).To(Succeed())
+	}, NodeTimeout(time.Minute))
+	return group
+}
+
+// waitActiveHost waits for the machine's server to be ACTIVE and returns Nova's host ID of it.
+func waitActiveHost(ctx context.Context, machine string) string {
+	var host string
+	Eventually(func(g Gomega) {
+		osm := &infrav1.OpenStackMachine{}
+		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machine}, osm)).To(Succeed())
+		g.Expect(conditionTrue(osm.Status.Conditions, infrav1.InstanceReadyCondition)).To(Succeed())
+		server, err := openstack.Compute.GetServer(ctx, ptr.Deref(osm.Status.InstanceID, ""))
+		g.Expect(err).NotTo(HaveOccurred())
+		host = server.HostID
+		g.Expect(host).NotTo(BeEmpty())
+	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	return host
+}
+
+// waitFloatingIPOn waits until the control plane machine is ready and its APIServerIngressReady
+// message contains want, and returns the machine's internal address.
+func waitFloatingIPOn(ctx context.Context, machine, endpoint, want string) string {
+	var ip string
+	Eventually(func(g Gomega) {
+		osm := &infrav1.OpenStackMachine{}
+		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machine}, osm)).To(Succeed())
+		g.Expect(conditionTrue(osm.Status.Conditions, infrav1.InstanceReadyCondition)).To(Succeed())
+		ip = internalIP(osm)
+		c := condition(osm.Status.Conditions, infrav1.APIServerIngressReadyCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+		g.Expect(c.Message).To(ContainSubstring("the API server floating IP " + endpoint + " " + want))
+	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	return ip
+}
+
+// fixedIPOf is the fixed address the floating IP at address is on, as Neutron says.
+func fixedIPOf(ctx context.Context, address string) string {
+	found, err := openstack.Network.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: address})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(found).To(HaveLen(1))
+	return found[0].FixedIP
+}
+
+// condition is the condition of type t, nil when absent.
+func condition(conditions []metav1.Condition, t string) *metav1.Condition {
+	for i := range conditions {
+		if conditions[i].Type == t {
+			return &conditions[i]
+		}
+	}
+	return nil
+}
