@@ -152,9 +152,36 @@ func machinePorts(ctx context.Context, net *networking.Service, m *machineReconc
 			p.SecurityGroupIDs = networking.Union(managed, groups)
 		}
 		p.Tags = networking.Union(s.Tags, o.Tags)
+		p.Options = portOptions(&o)
 		out[i] = p
 	}
 	return out, nil
+}
+
+// portOptions are the attributes of a port's spec passed to Neutron as they are.
+func portOptions(o *infrav1.PortOpts) compute.PortOptions {
+	out := compute.PortOptions{AdminStateUp: o.AdminStateUp, MACAddress: ptr.Deref(o.MACAddress, ""), HostID: ptr.Deref(o.HostID, ""),
+		VNICType: ptr.Deref(o.VNICType, ""), PropagateUplinkStatus: o.PropagateUplinkStatus}
+	for _, pair := range o.AllowedAddressPairs {
+		out.AllowedAddressPairs = append(out.AllowedAddressPairs, ports.AddressPair{IPAddress: pair.IPAddress, MACAddress: ptr.Deref(pair.MACAddress, "")})
+	}
+	// A profile key is sent only to turn its feature on: false is what no key means.
+	if p := o.Profile; p != nil && (ptr.Deref(p.OVSHWOffload, false) || ptr.Deref(p.TrustedVF, false)) {
+		out.Profile = map[string]any{}
+		if ptr.Deref(p.OVSHWOffload, false) {
+			out.Profile["capabilities"] = []string{"switchdev"} // a switchdev-capable virtual function
+		}
+		if ptr.Deref(p.TrustedVF, false) {
+			out.Profile["trusted"] = true
+		}
+	}
+	for _, v := range o.ValueSpecs {
+		if out.ValueSpecs == nil {
+			out.ValueSpecs = map[string]string{}
+		}
+		out.ValueSpecs[v.Key] = v.Value
+	}
+	return out
 }
 
 func resolveGroups(ctx context.Context, net *networking.Service, params []infrav1.SecurityGroupParam, path *field.Path) ([]string, error) {

@@ -10,7 +10,8 @@
 # managers' logs, the OpenStack services' logs and the failed specs' objects and project
 # inventory are copied to $CAPO_E2E_ARTIFACTS (default _artifacts/e2e in the work tree).
 #
-# CAPO_E2E_KEEP=1 leaves everything running afterwards.
+# CAPO_E2E_KEEP=1 leaves everything running afterwards. CAPO_E2E_FOCUS runs only the specs whose
+# text matches that regular expression (Ginkgo's focus), for a quicker look at one scenario.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 source "$root/hack/lib.sh"
@@ -72,7 +73,9 @@ teardown() {
 trap teardown EXIT
 
 rc=0
-phase "end-to-end suite" go test -tags e2e -count=1 -v -timeout 45m ./test/e2e/ -ginkgo.v -ginkgo.no-color || rc=$?
+focus=()
+[ -z "${CAPO_E2E_FOCUS:-}" ] || focus=(-ginkgo.focus "$CAPO_E2E_FOCUS")
+phase "end-to-end suite" go test -tags e2e -count=1 -v -timeout 45m ./test/e2e/ -ginkgo.v -ginkgo.no-color "${focus[@]}" || rc=$?
 if [ "$rc" -eq 0 ]; then
   CAPO_CONTRACT_CLOUDS_YAML="$CAPO_E2E_CLOUDS_YAML" CAPO_CONTRACT_CLOUD="${CAPO_E2E_CLOUD:-capo-e2e}" \
     phase "contract suite against the real cloud" go test -tags contract -count=1 -timeout 20m ./test/contract/ || rc=$?

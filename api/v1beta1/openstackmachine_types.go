@@ -159,6 +159,100 @@ type PortOpts struct {
 	// when not set.
 	// +optional
 	DisablePortSecurity *bool `json:"disablePortSecurity,omitempty"`
+
+	// AdminStateUp creates the port up (true, Neutron's default) or down (false).
+	// +optional
+	AdminStateUp *bool `json:"adminStateUp,omitempty"`
+
+	// MACAddress is the port's MAC address; Neutron generates one when not set.
+	// +kubebuilder:validation:Pattern=`^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$`
+	// +optional
+	MACAddress *string `json:"macAddress,omitempty"`
+
+	// AllowedAddressPairs are further addresses (or CIDRs, where Neutron allows them) the port may
+	// send from, besides its own: a virtual IP managed inside the cluster (kube-vip, keepalived).
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	AllowedAddressPairs []AddressPair `json:"allowedAddressPairs,omitempty"`
+
+	// HostID binds the port to a compute host (binding:host_id); usually an administrator's.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	HostID *string `json:"hostID,omitempty"`
+
+	// VNICType is the port's vNIC type (binding:vnic_type): normal, direct (SR-IOV), macvtap,
+	// direct-physical, baremetal, virtio-forwarder, smart-nic, remote-managed, ... Neutron
+	// checks the value; the cloud decides what is available.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	VNICType *string `json:"vnicType,omitempty"`
+
+	// Profile is the port's binding profile (binding:profile), with the keys known to work.
+	// +optional
+	Profile *BindingProfile `json:"profile,omitempty"`
+
+	// PropagateUplinkStatus passes the physical link's status to the port (Neutron's
+	// uplink-status-propagation extension).
+	// +optional
+	PropagateUplinkStatus *bool `json:"propagateUplinkStatus,omitempty"`
+
+	// ValueSpecs are further attributes of Neutron's port create request, as key and value:
+	// an escape hatch for extensions the API does not model. A key the provider sets itself is
+	// refused.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	ValueSpecs []ValueSpec `json:"valueSpecs,omitempty"`
+}
+
+// AddressPair is an address a port may send from besides its own.
+type AddressPair struct {
+	// IPAddress is an IP address, or a CIDR where Neutron's configuration allows one.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=49
+	// +kubebuilder:validation:XValidation:rule="isIP(self) || isCIDR(self)",messageExpression="'must be an IP address or a CIDR, got ' + self"
+	// +required
+	IPAddress string `json:"ipAddress"`
+
+	// MACAddress is the MAC address of the pair; the port's when not set.
+	// +kubebuilder:validation:Pattern=`^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$`
+	// +optional
+	MACAddress *string `json:"macAddress,omitempty"`
+}
+
+// BindingProfile is a port's binding profile.
+type BindingProfile struct {
+	// OVSHWOffload asks for Open vSwitch hardware offload (switchdev capabilities); Nova sets it
+	// itself on clouds since Yoga.
+	// +optional
+	OVSHWOffload *bool `json:"ovsHWOffload,omitempty"`
+
+	// TrustedVF puts an SR-IOV virtual function in trusted mode.
+	// +optional
+	TrustedVF *bool `json:"trustedVF,omitempty"`
+}
+
+// ValueSpec is one further attribute of Neutron's port create request.
+// +kubebuilder:validation:XValidation:rule="!(self.key in ['name', 'description', 'network_id', 'fixed_ips', 'security_groups', 'port_security_enabled', 'admin_state_up', 'mac_address', 'allowed_address_pairs', 'propagate_uplink_status', 'binding:host_id', 'binding:vnic_type', 'binding:profile', 'device_id', 'device_owner', 'tags', 'tenant_id', 'project_id', 'shared'])",fieldPath=".key",messageExpression="'must not be ' + self.key + ': the provider sets it, or it is a field of the port spec'"
+type ValueSpec struct {
+	// Name identifies the entry in the list; it is not sent to Neutron.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	Name string `json:"name"`
+
+	// Key is the attribute's name in Neutron's request.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +required
+	Key string `json:"key"`
+
+	// Value is the attribute's value, as a string.
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Value string `json:"value"`
 }
 
 // FixedIP is a subnet and/or address for a port.

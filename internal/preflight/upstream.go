@@ -39,14 +39,6 @@ var prunedWhy = map[string]string{
 	"imageRef":                          "an ORC Image reference: this provider resolves images by ID or filter only",
 	"schedulerHintAdditionalProperties": "extra Nova scheduler hints for new servers",
 	"trunk":                             "a trunk port: an existing trunk stays, but new servers get plain ports, and deleting the machine leaves the trunk and its subports, which hold the port and the network",
-	"adminStateUp":                      "a port setting for new servers",
-	"allowedAddressPairs":               "allowed address pairs of new servers' ports (a VIP managed inside the cluster, for example)",
-	"hostID":                            "a port binding for new servers",
-	"macAddress":                        "a fixed MAC address for new servers' ports",
-	"profile":                           "a port binding profile (hardware offload, trusted VF) for new servers",
-	"propagateUplinkStatus":             "a port setting for new servers",
-	"valueSpecs":                        "raw Neutron port options for new servers",
-	"vnicType":                          "a port's VNIC type (direct, SR-IOV) for new servers",
 }
 
 var index = regexp.MustCompile(`\[[^\]]*\]`)

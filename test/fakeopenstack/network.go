@@ -19,6 +19,7 @@ package fakeopenstack
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -48,13 +49,16 @@ type networkState struct {
 	fips     store[floatingips.FloatingIP]
 	azs      []clients.NetworkAvailabilityZone
 	exts     []extensions.Extension
+	// requests are the bodies each port was created with: what gophercloud's Port does not
+	// hold (binding:*, a value spec) is checked there.
+	requests map[string]map[string]any
 }
 
 func (s *networkState) init() {
 	s.networks, s.subnets, s.ports = newStore[networks.Network](), newStore[subnets.Subnet](), newStore[ports.Port]()
 	s.routers, s.groups, s.rules, s.fips = newStore[routers.Router](), newStore[groups.SecGroup](), newStore[rules.SecGroupRule](), newStore[floatingips.FloatingIP]()
 	s.external = map[string]bool{}
-	s.usedIPs = map[string]map[netip.Addr]bool{}
+	s.usedIPs, s.requests = map[string]map[netip.Addr]bool{}, map[string]map[string]any{}
 	for _, alias := range []string{"router", "external-net", "security-group", "standard-attr-tag", "availability_zone", "port-security", "allowed-address-pairs"} {
 		s.exts = append(s.exts, extensions.Extension{})
 		s.exts[len(s.exts)-1].Alias = alias
@@ -196,11 +200,26 @@ func (c *Cloud) createPort(body map[string]any) (*ports.Port, error) {
 	}
 	p := &ports.Port{}
 	decodeInto(body, p)
-	p.ID, p.Status, p.AdminStateUp, p.FixedIPs = c.newID("port"), "ACTIVE", true, fixed
+	p.ID, p.Status, p.FixedIPs = c.newID("port"), "ACTIVE", fixed
+	if up, set := body["admin_state_up"].(bool); set {
+		p.AdminStateUp = up
+	} else {
+		p.AdminStateUp = true
+	}
 	p.Tags = stringsOf(body["tags"])
-	p.MACAddress = fmt.Sprintf("fa:16:3e:00:%02x:%02x", c.ids/256%256, c.ids%256)
+	if p.MACAddress == "" {
+		p.MACAddress = fmt.Sprintf("fa:16:3e:00:%02x:%02x", c.ids/256%256, c.ids%256)
+	}
+	c.net.requests[p.ID] = maps.Clone(body)
 	c.net.ports.add(p.ID, p)
 	return p, nil
+}
+
+// PortRequest is the body port id was created with; nil for a port the cloud made itself.
+func (c *Cloud) PortRequest(id string) map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.net.requests[id])
 }
 
 func (c *Cloud) subnetFor(n *networks.Network, ip string) string {

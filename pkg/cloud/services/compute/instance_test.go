@@ -194,6 +194,39 @@ func TestCreateWithPortSecurityOffSendsNoGroups(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 }
 
+// The spec's port options reach Neutron as its API names them, port security and binding
+// extensions included.
+func TestCreateSendsThePortOptions(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	m, svc := newMocked(t)
+	p := portSpec()
+	p.DisablePortSecurity, p.Tags = ptr.To(false), nil
+	p.Options = PortOptions{AdminStateUp: ptr.To(false), MACAddress: "fa:16:3e:12:34:56",
+		AllowedAddressPairs: []ports.AddressPair{{IPAddress: "10.6.0.250"}, {IPAddress: "10.6.1.0/24", MACAddress: "fa:16:3e:00:00:01"}},
+		HostID: "compute-3", VNICType: "direct", Profile: map[string]any{"trusted": true}, PropagateUplinkStatus: ptr.To(true),
+		ValueSpecs: map[string]string{"dns_name": "cp-0"}}
+
+	m.net.EXPECT().ListPorts(ctx, gomock.Any()).Return(nil, nil)
+	m.net.EXPECT().CreatePort(ctx, gomock.Any()).DoAndReturn(func(_ context.Context, opts ports.CreateOptsBuilder) (*ports.Port, error) {
+		port := wire(g, opts.ToPortCreateMap)["port"].(map[string]any)
+		g.Expect(port).To(HaveKeyWithValue("port_security_enabled", true))
+		g.Expect(port).To(HaveKeyWithValue("admin_state_up", false))
+		g.Expect(port).To(HaveKeyWithValue("mac_address", "fa:16:3e:12:34:56"))
+		g.Expect(port).To(HaveKeyWithValue("allowed_address_pairs", []any{
+			map[string]any{"ip_address": "10.6.0.250"}, map[string]any{"ip_address": "10.6.1.0/24", "mac_address": "fa:16:3e:00:00:01"}}))
+		g.Expect(port).To(HaveKeyWithValue("binding:host_id", "compute-3"))
+		g.Expect(port).To(HaveKeyWithValue("binding:vnic_type", "direct"))
+		g.Expect(port).To(HaveKeyWithValue("binding:profile", map[string]any{"trusted": true}))
+		g.Expect(port).To(HaveKeyWithValue("propagate_uplink_status", true))
+		g.Expect(port).To(HaveKeyWithValue("dns_name", "cp-0"))
+		g.Expect(port).To(HaveKeyWithValue("name", p.Name), "a value spec adds; it never replaces")
+		return &ports.Port{ID: "port-1"}, nil
+	})
+	_, err := svc.ensurePort(ctx, &p)
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
 func TestFind(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsbinding"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
@@ -44,6 +45,19 @@ type PortSpec struct {
 	SecurityGroupIDs    []string
 	DisablePortSecurity *bool
 	Tags                []string
+	// Options are the port's further Neutron attributes, as the spec gives them.
+	Options PortOptions
+}
+
+// PortOptions are the attributes of a port the spec passes to Neutron as they are.
+type PortOptions struct {
+	AdminStateUp          *bool
+	MACAddress            string
+	AllowedAddressPairs   []ports.AddressPair
+	HostID, VNICType      string
+	Profile               map[string]any
+	PropagateUplinkStatus *bool
+	ValueSpecs            map[string]string
 }
 
 // PortIdentity is what identifies a machine's port. It derives from the spec alone, so that
@@ -97,9 +111,17 @@ func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, 
 			ids := slices.Clone(spec.SecurityGroupIDs)
 			opts.SecurityGroups = &ids
 		}
+		o := spec.Options
+		opts.AdminStateUp, opts.MACAddress, opts.AllowedAddressPairs, opts.PropagateUplinkStatus = o.AdminStateUp, o.MACAddress, o.AllowedAddressPairs, o.PropagateUplinkStatus
+		if len(o.ValueSpecs) > 0 {
+			opts.ValueSpecs = &o.ValueSpecs
+		}
 		var builder ports.CreateOptsBuilder = opts
+		if o.HostID != "" || o.VNICType != "" || len(o.Profile) > 0 {
+			builder = portsbinding.CreateOptsExt{CreateOptsBuilder: builder, HostID: o.HostID, VNICType: o.VNICType, Profile: o.Profile}
+		}
 		if spec.DisablePortSecurity != nil {
-			builder = portsecurity.PortCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: new(!disabled)}
+			builder = portsecurity.PortCreateOptsExt{CreateOptsBuilder: builder, PortSecurityEnabled: new(!disabled)}
 		}
 		port, err = s.network.CreatePort(ctx, builder)
 		if err != nil {
