@@ -204,7 +204,7 @@ func TestCreateSendsThePortOptions(t *testing.T) {
 	p.DisablePortSecurity, p.Tags = ptr.To(false), nil
 	p.Options = PortOptions{AdminStateUp: ptr.To(false), MACAddress: "fa:16:3e:12:34:56",
 		AllowedAddressPairs: []ports.AddressPair{{IPAddress: "10.6.0.250"}, {IPAddress: "10.6.1.0/24", MACAddress: "fa:16:3e:00:00:01"}},
-		HostID: "compute-3", VNICType: "direct", Profile: map[string]any{"trusted": true}, PropagateUplinkStatus: ptr.To(true),
+		HostID:              "compute-3", VNICType: "direct", Profile: map[string]any{"trusted": true}, PropagateUplinkStatus: ptr.To(true),
 		ValueSpecs: map[string]string{"dns_name": "cp-0"}}
 
 	m.net.EXPECT().ListPorts(ctx, gomock.Any()).Return(nil, nil)

@@ -237,6 +237,8 @@ func TestAnUnansweredCreateIsNotSentAgainWhileItsLoadBalancerMayAppear(t *testin
 	g.Expect(ready.State).To(Equal(StateReady))
 	g.Expect(w.cloud.Calls()["CreateLoadBalancer"]).To(Equal(1), "never sent twice")
 	g.Expect(w.loadBalancers()).To(HaveLen(1))
+	_, awaited := w.memory.awaitsUnanswered("fake", d.Name, time.Now())
+	g.Expect(awaited).To(BeFalse(), "forgotten once found: a later recreation (after ERROR) does not wait")
 
 	// Past the wait, nothing having appeared, the create is sent again.
 	other := w.desired("az1")

@@ -132,6 +132,8 @@ func (s *Service) reconcile(ctx context.Context, d *Desired, known *infrav1.Load
 	if f == nil {
 		return s.create(ctx, d)
 	}
+	// Found: a create that got no answer made it (or it was there all along).
+	s.memory.forgetUnanswered(s.cloudKey, d.Name)
 	status := s.statusOf(d, f, known)
 	out := s.progress(ctx, d, f, status)
 	out.Status = status
