@@ -35,8 +35,13 @@ func APIServerFloatingIPDescription(namespace, cluster string) string {
 }
 
 const (
+	// markPrefix begins this provider's marks of floating IPs: a cluster's API server endpoint,
+	// or a load balancer's.
+	markPrefix = "Cluster API OpenStack provider: "
+	// ownershipMarkPrefix begins the descriptions of the other resources this provider makes.
+	ownershipMarkPrefix = "Created by the Cluster API OpenStack provider"
 	// apiServerMarkPrefix begins this provider's mark of a cluster's API server floating IP.
-	apiServerMarkPrefix = "Cluster API OpenStack provider: API server of "
+	apiServerMarkPrefix = markPrefix + "API server of "
 	// upstreamMarkPrefix begins upstream CAPO v0.14's description of what it made for a cluster.
 	upstreamMarkPrefix = "Created by cluster-api-provider-openstack cluster "
 )
@@ -163,12 +168,17 @@ func (s *Service) HoldAPIServerFloatingIP(ctx context.Context, description, upst
 	return &EndpointFloatingIP{Address: fip.FloatingIP, FixedIP: fixedIP, Associated: true}, nil
 }
 
-// markedForAnother says whether a floating IP's description is the API server mark of a
-// cluster other than the one whose marks are ours and upstreams (this provider's or upstream
-// CAPO's).
+// markedForAnother says whether a floating IP's description is a mark this provider or upstream
+// CAPO gives what it makes (for any cluster, and any purpose: an API server endpoint, a zone's
+// load balancer, ...) other than ours and upstreams, this cluster's API server marks.
 func markedForAnother(description, ours, upstreams string) bool {
 	if description == ours || description == upstreams {
 		return false
 	}
-	return strings.HasPrefix(description, apiServerMarkPrefix) || strings.HasPrefix(description, upstreamMarkPrefix)
+	for _, prefix := range []string{markPrefix, ownershipMarkPrefix, upstreamMarkPrefix} {
+		if strings.HasPrefix(description, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -95,6 +95,14 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 		},
 		err: "is marked as another cluster's",
 	}, {
+		name:    "another cluster's load balancer floating IP, free while Octavia recreates it: refused",
+		address: "203.0.113.7",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free("Cluster API OpenStack provider: API server load balancer of other/c in availability zone az1"), nil)
+		},
+		err: "is marked as another cluster's",
+	}, {
 		name: "nothing allocated yet, no address asked for",
 		expect: func(m *mock.MockNetworkClient) {
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
