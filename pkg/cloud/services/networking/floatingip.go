@@ -141,7 +141,7 @@ func (s *Service) HoldAPIServerFloatingIP(ctx context.Context, description, upst
 		}
 		for _, fip := range found {
 			if markedForAnother(fip.Description, description, upstreamDescription) {
-				return nil, fmt.Errorf("floating IP %s is marked as another cluster's (description %q): it is not taken", fip.FloatingIP, fip.Description)
+				return nil, fmt.Errorf("floating IP %s carries the mark of something else a provider made (description %q): it is not taken", fip.FloatingIP, fip.Description)
 			}
 		}
 	}

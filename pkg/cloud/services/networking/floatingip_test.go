@@ -85,7 +85,7 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(APIServerFloatingIPDescription("other", "c")), nil)
 		},
-		err: `floating IP 203.0.113.7 is marked as another cluster's (description "Cluster API OpenStack provider: API server of other/c"): it is not taken`,
+		err: `floating IP 203.0.113.7 carries the mark of something else a provider made (description "Cluster API OpenStack provider: API server of other/c"): it is not taken`,
 	}, {
 		name:    "upstream's floating IP of another cluster: refused",
 		address: "203.0.113.7",
@@ -93,7 +93,7 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(UpstreamAPIServerFloatingIPDescription("ns", "d")), nil)
 		},
-		err: "is marked as another cluster's",
+		err: "carries the mark of something else a provider made",
 	}, {
 		name:    "another cluster's load balancer floating IP, free while Octavia recreates it: refused",
 		address: "203.0.113.7",
@@ -101,7 +101,7 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free("Cluster API OpenStack provider: API server load balancer of other/c in availability zone az1"), nil)
 		},
-		err: "is marked as another cluster's",
+		err: "carries the mark of something else a provider made",
 	}, {
 		name: "nothing allocated yet, no address asked for",
 		expect: func(m *mock.MockNetworkClient) {
