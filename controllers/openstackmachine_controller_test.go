@@ -79,6 +79,19 @@ func newMachine(g *WithT, namespace, name, failureDomain string, controlPlane bo
 	return osm
 }
 
+// deleteAllMachines deletes machines, every OpenStackMachine of namespace, and waits until
+// their finalizers have run.
+func deleteAllMachines(g *WithT, namespace string, machines ...*infrav1.OpenStackMachine) {
+	for _, m := range machines {
+		g.Expect(env.Client.Delete(ctx, m)).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) {
+		list := &infrav1.OpenStackMachineList{}
+		g.Expect(env.Client.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
+		g.Expect(list.Items).To(BeEmpty())
+	}, eventually, poll).Should(Succeed())
+}
+
 func getMachine(g Gomega, osm *infrav1.OpenStackMachine) *infrav1.OpenStackMachine {
 	got := &infrav1.OpenStackMachine{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(osm), got)).To(Succeed())
@@ -371,14 +384,7 @@ func TestMachineServerLifecycle(t *testing.T) {
 	g.Expect(cloud.Calls()["CreateServer"]).To(Equal(3))
 
 	// Deletion removes the servers (the ERROR one too) and the ports, and nothing else.
-	for _, m := range []*infrav1.OpenStackMachine{early, broken, crowded, typo} {
-		g.Expect(env.Client.Delete(ctx, m)).To(Succeed())
-	}
-	g.Eventually(func(g Gomega) {
-		list := &infrav1.OpenStackMachineList{}
-		g.Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-		g.Expect(list.Items).To(BeEmpty())
-	}, eventually, poll).Should(Succeed())
+	deleteAllMachines(g, ns, early, broken, crowded, typo)
 	left, err := cloud.Compute().ListServers(ctx, servers.ListOpts{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(left).To(BeEmpty())

@@ -115,14 +115,7 @@ func TestWithoutLoadBalancerTheFloatingIPIsOnAControlPlaneMachine(t *testing.T) 
 	}, floatingIPStandbyRequeue/2, poll).Should(Succeed())
 
 	// Machines never release the address; the cluster does.
-	for _, m := range []*infrav1.OpenStackMachine{second, worker} {
-		g.Expect(env.Client.Delete(ctx, m)).To(Succeed())
-	}
-	g.Eventually(func(g Gomega) {
-		list := &infrav1.OpenStackMachineList{}
-		g.Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-		g.Expect(list.Items).To(BeEmpty())
-	}, eventually, poll).Should(Succeed())
+	deleteAllMachines(g, ns, second, worker)
 	g.Expect(floatingIPAt(g, cloud, address).PortID).To(BeEmpty())
 	g.Expect(env.Client.Delete(ctx, osc)).To(Succeed())
 	g.Eventually(func() bool {
