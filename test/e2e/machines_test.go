@@ -24,6 +24,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,6 +118,18 @@ var _ = Describe("Machines of a cluster without a load balancer, in server group
 		}
 		Expect(waitActiveHost(ctx, machines[0])).To(Equal(waitActiveHost(ctx, machines[1])), "the zone's one host takes both")
 	}, NodeTimeout(5*time.Minute))
+
+	It("gives a port the allowed address pairs its spec asks for (a VIP kube-vip moves between machines)", func(ctx SpecContext) {
+		machine := name + "-vip"
+		createMachine(ctx, namespace, name, machine, cfg.zones[0], false, func(s *infrav1.OpenStackMachineSpec) {
+			s.Ports = []infrav1.PortOpts{{AllowedAddressPairs: []infrav1.AddressPair{{IPAddress: "10.42.0.250"}}}}
+		})
+		waitActiveHost(ctx, machine)
+		found, err := openstack.Network.ListPorts(ctx, ports.ListOpts{DeviceID: serverOf(ctx, machine)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found).To(HaveLen(1))
+		Expect(found[0].AllowedAddressPairs).To(ConsistOf(HaveField("IPAddress", "10.42.0.250")), "as Neutron shows the port")
+	}, NodeTimeout(4*time.Minute))
 })
 
 // createServerGroup creates a Nova server group with policy, deleted when the calling node ends
