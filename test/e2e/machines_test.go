@@ -169,6 +169,8 @@ func waitFloatingIPOn(ctx context.Context, machine, endpoint, want string) strin
 		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machine}, osm)).To(Succeed())
 		g.Expect(conditionTrue(osm.Status.Conditions, infrav1.InstanceReadyCondition)).To(Succeed())
 		ip = internalIP(osm)
+		// Seen once in CI: InstanceReady True in a status whose addresses had no InternalIP.
+		g.Expect(ip).NotTo(BeEmpty(), "the machine's internal address in its status: %v", osm.Status.Addresses)
 		c := condition(osm.Status.Conditions, infrav1.APIServerIngressReadyCondition)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
