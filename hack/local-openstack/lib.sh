@@ -22,7 +22,8 @@ COMPUTE_HOSTS=(compute-az1:az1 compute-az2:az2)
 ZONES=(az1 az2)
 # Daemons in start order; down.sh stops them in reverse.
 SERVICES=(mariadb rabbitmq keystone placement glance-api neutron-server neutron-fake-agents
-  nova-api nova-conductor nova-scheduler nova-compute-az1 nova-compute-az2 octavia-api octavia-worker
+  nova-api nova-conductor nova-scheduler nova-compute-az1 nova-compute-az2 cinder-api cinder-scheduler
+  cinder-volume octavia-api octavia-worker
   octavia-health-manager octavia-fake-amphora)
 
 # Debian's Python and OpenStack libraries, whatever else is on PATH.

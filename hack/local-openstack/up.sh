@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Starts a real OpenStack on 127.0.0.1 from Debian's packages, for the end-to-end tests and the
 # demo: Keystone, Placement, Glance, Neutron (ML2 with a bind-everything driver and stand-in agents
-# in az1/az2), Nova (fake virt driver, one compute host per zone, zones az1/az2), Octavia (amphora
-# provider; amphorae are fake Nova servers, VIPs are real Neutron ports), MariaDB and RabbitMQ.
+# in az1/az2), Nova (fake virt driver, one compute host per zone, zones az1/az2), Cinder (Cinder's
+# fake volume driver, one backend per zone), Octavia (amphora provider; amphorae are fake Nova
+# servers, VIPs are real Neutron ports), MariaDB and RabbitMQ.
 #
 #   hack/local-openstack/up.sh     install what is missing, configure, start; idempotent
 #
@@ -10,7 +11,8 @@
 # starts the daemons. The result is written to $CAPO_OPENSTACK_DIR/clouds.yaml (default
 # /var/tmp/capo-local-openstack): cloud `capo-e2e` is the unprivileged tenant demo/demo the tests
 # and the demo use, `capo-admin` the cloud administrator. Also there: an external network
-# `public` (172.24.4.0/24), flavors m1.tiny/m1.small/m1.medium, image `fake-image`, Nova, Neutron
+# `public` (172.24.4.0/24), flavors m1.tiny/m1.small/m1.medium (and m1.zero-disk, with no root
+# disk, and m1.ephemeral, with a 5 GiB ephemeral disk), image `fake-image`, Nova, Neutron, Cinder
 # and Octavia availability zones az1 and az2. Needs root (packages, service users).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -20,7 +22,7 @@ mkdir -p "$CONF_DIR" "$DATA_DIR" "$LOG_DIR" "$PID_DIR" "$WRAPPER_DIR" "$DONE_DIR
 
 # The port each daemon listens on, to refuse to start next to another OpenStack on this machine.
 declare -A PORT=([mariadb]=3306 [rabbitmq]=5672 [keystone]=5000 [placement]=8778 [glance-api]=9292
-  [neutron-server]=9696 [nova-api]=8774 [octavia-api]=9876)
+  [neutron-server]=9696 [nova-api]=8774 [cinder-api]=8776 [octavia-api]=9876)
 
 check_ports() {
   local name owner
@@ -32,7 +34,7 @@ check_ports() {
 }
 
 PACKAGES=(python3-keystone python3-placement python3-glance python3-neutron python3-nova
-  python3-octavia python3-openstackclient python3-octaviaclient python3-pymysql python3-gunicorn
+  python3-cinder python3-octavia python3-openstackclient python3-octaviaclient python3-pymysql python3-gunicorn
   mariadb-server mariadb-client rabbitmq-server curl openssl iproute2)
 
 install_packages() {
@@ -183,7 +185,8 @@ EOF
     wsgi_daemon keystone 5000 keystone.server.wsgi:initialize_public_application)
   write_clouds_yaml
   wait_for "$KEYSTONE_URL/v3" keystone
-  once identity bootstrap identity "$PASSWORD" "http://$ADDRESS"
+  # Re-run when a service joins (the step is a find-or-create): Cinder's user and endpoint.
+  once identity-cinder bootstrap identity "$PASSWORD" "http://$ADDRESS"
 }
 
 configure_placement() {
@@ -452,6 +455,7 @@ $(service_credentials nova)
 region_name = RegionOne
 [cinder]
 os_region_name = RegionOne
+$(service_credentials nova)
 [conductor]
 workers = 1
 [scheduler]
@@ -570,6 +574,100 @@ EOF
   done
 }
 
+CINDER_ARGS=()
+configure_cinder() {
+  database cinder cinder
+  mkdir -p "$CONF_DIR/cinder" "$DATA_DIR/cinder/locks"
+  local w zone
+  for w in api manage scheduler volume; do wrapper "cinder-$w" "cinder.cmd.$w"; done
+  # One backend per zone, each in its zone: Cinder's availability zones are Nova's.
+  cat >"$CONF_DIR/cinder/cinder.conf" <<EOF
+[DEFAULT]
+transport_url = $RABBIT_URL
+auth_strategy = keystone
+host = cinder
+my_ip = $ADDRESS
+osapi_volume_listen = $ADDRESS
+osapi_volume_listen_port = 8776
+osapi_volume_workers = 1
+api_paste_config = $CONF_DIR/cinder/api-paste.ini
+state_path = $DATA_DIR/cinder
+enabled_backends = $(IFS=,; echo "${ZONES[*]}")
+storage_availability_zone = ${ZONES[0]}
+default_availability_zone = ${ZONES[0]}
+allow_availability_zone_fallback = false
+[database]
+connection = $(db_url cinder cinder)
+[keystone_authtoken]
+$(service_credentials cinder)
+[service_user]
+send_service_user_token = true
+$(service_credentials cinder)
+[nova]
+$(service_credentials cinder)
+[oslo_concurrency]
+lock_path = $DATA_DIR/cinder/locks
+EOF
+  for zone in "${ZONES[@]}"; do
+    # capo_fake_volume.py: Cinder's fake driver, which needs neither disks nor an iSCSI target.
+    printf '[%s]\nvolume_driver = capo_fake_volume.Driver\nvolume_backend_name = %s\nbackend_availability_zone = %s\n' \
+      "$zone" "$zone" "$zone" >>"$CONF_DIR/cinder/cinder.conf"
+  done
+  # Debian's python3-cinder ships no paste file: the API behind Keystone, as upstream's is.
+  cat >"$CONF_DIR/cinder/api-paste.ini" <<'EOF'
+[composite:osapi_volume]
+use = call:cinder.api:root_app_factory
+/: apiversions
+/v3: openstack_volume_api_v3
+
+[composite:openstack_volume_api_v3]
+use = call:cinder.api.middleware.auth:pipeline_factory
+keystone = cors http_proxy_to_wsgi request_id faultwrap sizelimit authtoken keystonecontext apiv3
+
+[filter:request_id]
+paste.filter_factory = oslo_middleware.request_id:RequestId.factory
+
+[filter:http_proxy_to_wsgi]
+paste.filter_factory = oslo_middleware.http_proxy_to_wsgi:HTTPProxyToWSGI.factory
+
+[filter:cors]
+paste.filter_factory = oslo_middleware.cors:filter_factory
+oslo_config_project = cinder
+
+[filter:faultwrap]
+paste.filter_factory = cinder.api.middleware.fault:FaultWrapper.factory
+
+[filter:sizelimit]
+paste.filter_factory = oslo_middleware.sizelimit:RequestBodySizeLimiter.factory
+
+[filter:keystonecontext]
+paste.filter_factory = cinder.api.middleware.auth:CinderKeystoneContext.factory
+
+[filter:authtoken]
+paste.filter_factory = keystonemiddleware.auth_token:filter_factory
+
+[app:apiv3]
+paste.app_factory = cinder.api.v3.router:APIRouter.factory
+
+[pipeline:apiversions]
+pipeline = cors http_proxy_to_wsgi faultwrap osvolumeversionapp
+
+[app:osvolumeversionapp]
+paste.app_factory = cinder.api.versions:Versions.factory
+EOF
+  CINDER_ARGS=(--config-file "$CONF_DIR/cinder/cinder.conf")
+  once cinder-database "$WRAPPER_DIR/cinder-manage" "${CINDER_ARGS[@]}" db sync >>"$LOG_DIR/cinder-manage.log" 2>&1
+}
+
+start_cinder() {
+  wsgi_daemon cinder-api 8776 cinder.wsgi.wsgi:initialize_application "${CINDER_ARGS[@]}" \
+    --log-file "$LOG_DIR/cinder-api.log"
+  local s
+  for s in scheduler volume; do
+    daemon "cinder-$s" -- "$WRAPPER_DIR/cinder-$s" "${CINDER_ARGS[@]}" --log-file "$LOG_DIR/cinder-$s.log"
+  done
+}
+
 OCTAVIA_CONF=""
 configure_octavia() {
   database octavia octavia
@@ -676,7 +774,7 @@ step() {
 all_running() {
   local name
   for name in "${SERVICES[@]}"; do running "$name" || return 1; done
-  [ -s "$STATE_DIR/clouds.yaml" ] && [ -e "$DONE_DIR/octavia-zones" ]
+  [ -s "$STATE_DIR/clouds.yaml" ] && [ -e "$DONE_DIR/octavia-zones" ] && [ -e "$DONE_DIR/volumes" ]
 }
 
 main() {
@@ -696,10 +794,12 @@ main() {
   configure_glance
   configure_neutron
   configure_nova
+  configure_cinder
   start_placement
   start_glance
   start_neutron
   start_nova
+  start_cinder
   # On a restart Octavia's prerequisites exist already: start it with the others.
   if [ -s "$DATA_DIR/octavia/prerequisites" ]; then
     configure_octavia
@@ -710,7 +810,8 @@ main() {
   wait_for "http://$ADDRESS:9696/" neutron-server
   start_neutron_agents
   wait_for "http://$ADDRESS:8774/" nova-api
-  say "placement, glance, neutron and nova answer ($((SECONDS - start))s)"
+  wait_for "http://$ADDRESS:8776/" cinder-api
+  say "placement, glance, neutron, nova and cinder answer ($((SECONDS - start))s)"
   first_compute() {
     "$WRAPPER_DIR/nova-manage" "${NOVA_ARGS[@]}" cell_v2 discover_hosts >/dev/null 2>&1 || true
     bootstrap compute "${COMPUTE_HOSTS[@]}"
@@ -721,6 +822,10 @@ main() {
   wait_for "http://$ADDRESS:9876/" octavia-api
   step "octavia zones" once octavia-zones bootstrap octavia-zones "${ZONES[@]}"
   step "compute hosts reporting" bootstrap computes-up "${COMPUTE_HOSTS[@]%%:*}"
+  # Every time: after a restart the backends must report again; flavors and quotas are
+  # find-or-create.
+  step "volume backends, flavors and quotas" bootstrap volumes "${ZONES[@]}"
+  touch "$DONE_DIR/volumes"
   say "up in $((SECONDS - start))s; clouds.yaml: $STATE_DIR/clouds.yaml (clouds capo-e2e, capo-admin)"
 }
 

@@ -8,6 +8,7 @@ Runs as the `capo-admin` cloud of the clouds.yaml named by OS_CLIENT_CONFIG_FILE
   capo_bootstrap.py computes-up HOST...
   capo_bootstrap.py octavia-prerequisites
   capo_bootstrap.py octavia-zones ZONE...
+  capo_bootstrap.py volumes ZONE...
 """
 import json
 import sys
@@ -15,14 +16,17 @@ import time
 
 import openstack
 
-SERVICE_USERS = ('placement', 'glance', 'nova', 'neutron', 'octavia')
+SERVICE_USERS = ('placement', 'glance', 'nova', 'neutron', 'cinder', 'octavia')
 ROLES = ('admin', 'service', 'member', 'reader', 'load-balancer_member', 'load-balancer_admin',
          'load-balancer_observer', 'load-balancer_global_observer')
 # name, type, port and path of each service's endpoint
 ENDPOINTS = (('placement', 'placement', 8778, ''), ('glance', 'image', 9292, ''),
              ('nova', 'compute', 8774, '/v2.1'), ('neutron', 'network', 9696, ''),
-             ('octavia', 'load-balancer', 9876, ''))
+             ('cinderv3', 'volumev3', 8776, '/v3/%(project_id)s'), ('octavia', 'load-balancer', 9876, ''))
 FLAVORS = (('m1.tiny', 512, 1, 1), ('m1.small', 2048, 10, 1), ('m1.medium', 4096, 20, 2))
+# Flavors for machines with volumes: one with no root disk (a server of it boots from a volume
+# only), one with an ephemeral disk (what a machine's local additional block devices take).
+VOLUME_FLAVORS = (('m1.zero-disk', 512, 0, 1, 0), ('m1.ephemeral', 512, 1, 1, 5))
 ONE_MIB = b'\0' * (1 << 20)
 
 cloud = openstack.connect(cloud='capo-admin')
@@ -148,6 +152,24 @@ def octavia_zones_step(zones):
                                         enabled=True)
 
 
+def volumes_step(zones):
+    # After a restart, volumes can only be scheduled once each zone's backend reports again.
+    deadline = time.monotonic() + 180
+    while True:
+        # Debian's openstacksdk has no Cinder services call: the API itself.
+        services = cloud.block_storage.get('/os-services?binary=cinder-volume').json()['services']
+        up = {s['zone'] for s in services if s['state'] == 'up' and s['status'] == 'enabled'}
+        if set(zones) <= up:
+            break
+        if time.monotonic() > deadline:
+            sys.exit('cinder-volume backends of zones %s are not up (up: %s)' % (sorted(zones), sorted(up)))
+        time.sleep(1)
+    for name, ram, disk, vcpus, ephemeral in VOLUME_FLAVORS:
+        (cloud.compute.find_flavor(name)
+         or cloud.compute.create_flavor(name=name, ram=ram, disk=disk, vcpus=vcpus, ephemeral=ephemeral))
+    cloud.set_volume_quotas('demo', volumes=-1, gigabytes=-1, snapshots=-1)
+
+
 step, args = sys.argv[1], sys.argv[2:]
 if step == 'identity':
     identity_step(*args)
@@ -159,5 +181,7 @@ elif step == 'octavia-prerequisites':
     octavia_prerequisites_step()
 elif step == 'octavia-zones':
     octavia_zones_step(args)
+elif step == 'volumes':
+    volumes_step(args)
 else:
     sys.exit('unknown step %s' % step)
