@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -175,7 +176,7 @@ func (m *machineReconcile) identityRef() *infrav1.OpenStackIdentityReference {
 
 // compute is the compute service of one reconcile, for the machine's server and ports.
 func (m *machineReconcile) compute() *compute.Service {
-	return compute.NewService(m.clients.Compute, m.clients.Image, m.clients.Network, m.report, machineOwner(m.osm, m.clients.ProjectID))
+	return compute.NewService(m.clients.Compute, m.clients.Image, m.clients.Volume, m.clients.Network, m.report, machineOwner(m.osm, m.clients.ProjectID))
 }
 
 // machineOwner is osm as the mark on its server and ports names it.
@@ -247,6 +248,9 @@ func (m *machineReconcile) reconcileInstance(ctx context.Context) *instanceFound
 	spec, err := m.instanceSpec(ctx, svc, networking.NewService(m.clients.Network, m.report, ownership.Owner{}))
 	if err == nil {
 		server, err = svc.Create(ctx, spec)
+	}
+	if pending, ok := errors.AsType[*compute.VolumesPending](err); ok {
+		return &instanceFound{volumesPending: pending, outcome: after(buildRequeue)}
 	}
 	if err != nil {
 		found := &instanceFound{outcome: failedWith(err)}

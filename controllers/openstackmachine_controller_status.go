@@ -56,6 +56,8 @@ type instanceFound struct {
 	goneID string
 	// waitingForBootstrap: no server yet, and no bootstrap data to make one with.
 	waitingForBootstrap bool
+	// volumesPending: no server yet, while Cinder builds its volumes.
+	volumesPending *compute.VolumesPending
 	// configurationError: the server could not be made from the spec (err says why).
 	configurationError bool
 	// group is the server group of a server Nova found no host for; nil otherwise, or when
@@ -106,6 +108,9 @@ func setInstanceFound(m *machineReconcile, in *instanceFound) {
 	case in.waitingForBootstrap:
 		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason,
 			"waiting for the Machine's bootstrap data secret")
+	case in.volumesPending != nil:
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForVolumesReason,
+			in.volumesPending.Error()+"; the server is created once they are available")
 	default:
 		setInstanceStatus(m, in.server, in.group)
 	}

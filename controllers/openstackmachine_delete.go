@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -34,12 +35,12 @@ type machineDeletionFound struct {
 	membershipLeft, membershipGone bool
 	// deletingServer is the server Nova is deleting.
 	deletingServer string
-	// done: the server and its ports are deleted.
+	// done: the server, its ports and its volumes are deleted.
 	done bool
 }
 
 // delete takes a control plane machine out of the load balancers, then deletes the server, then
-// the ports the machine created, and lets the OpenStackMachine go.
+// the ports and the volumes the machine created, and lets the OpenStackMachine go.
 func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(m.osm, infrav1.MachineFinalizer) {
 		return ctrl.Result{}, nil
@@ -94,6 +95,11 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 		}
 	}
 	if err := svc.DeletePorts(ctx, portIdentities(m.osm)); err != nil {
+		d.instanceErr = err
+		return ctrl.Result{}, err
+	}
+	// Nova deletes a server's volumes with it; these are the ones no server took.
+	if err := svc.DeleteVolumes(ctx, m.osm.Name, compute.VolumeNames(m.osm.Name, m.osm.Spec.RootVolume, m.osm.Spec.AdditionalBlockDevices)); err != nil {
 		d.instanceErr = err
 		return ctrl.Result{}, err
 	}

@@ -65,6 +65,10 @@ func (m *machineReconcile) instanceSpec(ctx context.Context, svc *compute.Servic
 	if err != nil {
 		return nil, err
 	}
+	rootVolume, blockDevices, err := svc.ResolveVolumes(ctx, m.osm.Name, imageID, m.machine.Spec.FailureDomain, s.RootVolume, s.AdditionalBlockDevices)
+	if err != nil {
+		return nil, err
+	}
 	metadata := map[string]string{}
 	for _, kv := range s.ServerMetadata {
 		metadata[kv.Key] = kv.Value
@@ -81,6 +85,8 @@ func (m *machineReconcile) instanceSpec(ctx context.Context, svc *compute.Servic
 		Metadata:         metadata,
 		Tags:             slices.Clone(s.Tags),
 		Ports:            portSpecs,
+		RootVolume:       rootVolume,
+		BlockDevices:     blockDevices,
 	}, nil
 }
 

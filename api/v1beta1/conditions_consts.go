@@ -126,6 +126,9 @@ const (
 	WaitingForClusterInfrastructureReason = "WaitingForClusterInfrastructure"
 	// WaitingForBootstrapDataReason means the Machine has no bootstrap data secret yet.
 	WaitingForBootstrapDataReason = "WaitingForBootstrapData"
+	// WaitingForVolumesReason means Cinder is still building the machine's root volume or
+	// additional volumes; the server is created once they are available.
+	WaitingForVolumesReason = "WaitingForVolumes"
 	// InstanceConfigurationErrorReason means the spec asks for something the cloud does not have:
 	// a flavor, image, server group, key pair, network, subnet or security group that matches
 	// nothing (or several). The message names the field and the value.

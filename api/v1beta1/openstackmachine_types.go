@@ -97,10 +97,125 @@ type OpenStackMachineSpec struct {
 	// +optional
 	ServerGroup *ServerGroupParam `json:"serverGroup,omitempty"`
 
+	// RootVolume boots the server from a Cinder volume made from the image, instead of the
+	// flavor's local disk: what a flavor without a root disk needs. The controller creates the
+	// volume (named <machine>-root), and Nova deletes it with the server.
+	// +optional
+	RootVolume *RootVolume `json:"rootVolume,omitempty"`
+
+	// AdditionalBlockDevices are further disks of the server, each a Cinder volume (named
+	// <machine>-<name>) or a part of the flavor's ephemeral disk. Nova tags each device with its
+	// name and deletes them with the server.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	AdditionalBlockDevices []AdditionalBlockDevice `json:"additionalBlockDevices,omitempty"`
+
 	// IdentityRef names the Secret with the clouds.yaml for this machine. The cluster's is used
 	// when it is not set.
 	// +optional
 	IdentityRef *OpenStackIdentityReference `json:"identityRef,omitempty"`
+}
+
+// RootVolume is the Cinder volume a server boots from.
+type RootVolume struct {
+	// SizeGiB is the volume's size in GiB: at least the image's minimum disk.
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	SizeGiB int `json:"sizeGiB"`
+
+	BlockDeviceVolume `json:",inline"`
+}
+
+// BlockDeviceVolume says where Cinder makes a volume, and of which type.
+type BlockDeviceVolume struct {
+	// Type is the Cinder volume type; the cloud's default type when not set.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Type string `json:"type,omitempty"`
+
+	// AvailabilityZone is the Cinder availability zone of the volume. When not set, the volume
+	// is made in the machine's failure domain if Cinder has a zone of that name, and where
+	// Cinder's default puts it otherwise.
+	// +optional
+	AvailabilityZone *VolumeAvailabilityZone `json:"availabilityZone,omitempty"`
+}
+
+// VolumeAZSource says where a volume's availability zone comes from.
+// +kubebuilder:validation:Enum=Name;Machine
+type VolumeAZSource string
+
+const (
+	// VolumeAZFromName: the zone the name field gives.
+	VolumeAZFromName VolumeAZSource = "Name"
+	// VolumeAZFromMachine: the Machine's failure domain.
+	VolumeAZFromMachine VolumeAZSource = "Machine"
+)
+
+// VolumeAZName is the name of a Cinder availability zone.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=255
+// +kubebuilder:validation:Pattern="^[^ ]+$"
+type VolumeAZName string
+
+// VolumeAvailabilityZone is a volume's availability zone: one named, or the Machine's.
+// +kubebuilder:validation:XValidation:rule="!has(self.from) || self.from == 'Name' ? has(self.name) : !has(self.name)",message="name must be set when from is Name (the default), and must not be set when from is Machine"
+type VolumeAvailabilityZone struct {
+	// From is Name (the zone in name) or Machine (the Machine's failure domain).
+	// +kubebuilder:default:=Name
+	// +optional
+	From VolumeAZSource `json:"from,omitempty"`
+
+	// Name is the zone, when from is Name.
+	// +optional
+	Name *VolumeAZName `json:"name,omitempty"`
+}
+
+// BlockDeviceType is where an additional block device's storage is.
+// +kubebuilder:validation:Enum=Local;Volume
+type BlockDeviceType string
+
+const (
+	// LocalBlockDevice is a part of the flavor's ephemeral disk, on the compute host.
+	LocalBlockDevice BlockDeviceType = "Local"
+	// VolumeBlockDevice is a Cinder volume.
+	VolumeBlockDevice BlockDeviceType = "Volume"
+)
+
+// AdditionalBlockDevice is one further disk of a server.
+type AdditionalBlockDevice struct {
+	// Name names the device: Nova tags it so (the guest reads the tag from the metadata
+	// service or the config drive), and a volume is named <machine>-<name>. "root" is the root
+	// volume's.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=60
+	// +kubebuilder:validation:Pattern=`^[^,/]+$`
+	// +kubebuilder:validation:XValidation:rule="self != 'root'",message="root is the root volume's name"
+	// +required
+	Name string `json:"name"`
+
+	// SizeGiB is the device's size in GiB.
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	SizeGiB int `json:"sizeGiB"`
+
+	// Storage is where the device is: a Cinder volume, or local.
+	// +required
+	Storage BlockDeviceStorage `json:"storage"`
+}
+
+// BlockDeviceStorage is an additional block device's storage.
+// +kubebuilder:validation:XValidation:rule="self.type == 'Volume' || !has(self.volume)",fieldPath=".volume",reason=FieldValueForbidden,message="may be set only when type is Volume"
+type BlockDeviceStorage struct {
+	// Type is Volume (a Cinder volume) or Local (on the compute host, from the flavor's
+	// ephemeral disk).
+	// +required
+	Type BlockDeviceType `json:"type"`
+
+	// Volume says where and of which type the volume is, when type is Volume.
+	// +optional
+	Volume *BlockDeviceVolume `json:"volume,omitempty"`
 }
 
 // ServerMetadata is one key and value of Nova server metadata.

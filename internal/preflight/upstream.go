@@ -33,8 +33,6 @@ import (
 // prunedWhy says, per field name, what upstream did with a field this provider's CRDs lack.
 var prunedWhy = map[string]string{
 	"bastion":                           "upstream's bastion host: this provider does not manage one, so its server, port, floating IP and security group stay in the cloud unmanaged and are not deleted with the cluster",
-	"additionalBlockDevices":            "extra volumes of the machine's server: an existing server keeps them (Nova deletes them with it), but a server made from this spec would get none",
-	"rootVolume":                        "the machine's root volume: an existing server keeps it (Nova deletes it with the server), but a server made from this spec would boot from the image on local disk",
 	"floatingIPPoolRef":                 "the machine's floating IP from an OpenStackFloatingIPPool: the address stays on the server, but nothing releases it",
 	"imageRef":                          "an ORC Image reference: this provider resolves images by ID or filter only",
 	"schedulerHintAdditionalProperties": "extra Nova scheduler hints for new servers",

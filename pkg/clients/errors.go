@@ -88,7 +88,7 @@ type Fault struct {
 
 // serviceNames are the names users know the services by.
 var serviceNames = map[string]string{
-	serviceNetwork: "Neutron", serviceLoadBalancer: "Octavia", serviceCompute: "Nova", serviceImage: "Glance", ServiceIdentity: "Keystone",
+	serviceNetwork: "Neutron", serviceLoadBalancer: "Octavia", serviceCompute: "Nova", serviceImage: "Glance", serviceVolume: "Cinder", ServiceIdentity: "Keystone",
 }
 
 // ServiceIdentity is Keystone, as the scope names it when authentication fails.

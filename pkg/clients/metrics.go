@@ -60,6 +60,7 @@ const (
 	serviceLoadBalancer = "loadbalancer"
 	serviceCompute      = "compute"
 	serviceImage        = "image"
+	serviceVolume       = "volume"
 )
 
 // statusClass turns the outcome of a gophercloud call into the metric's code label.

@@ -75,6 +75,9 @@ type Clients struct {
 	LoadBalancer clients.LoadBalancerClient
 	Compute      clients.ComputeClient
 	Image        clients.ImageClient
+	// Volume is Cinder's client; on a cloud without Cinder, one whose every call says so, for
+	// the machines that ask for volumes.
+	Volume clients.VolumeClient
 
 	// ProjectID is the project the credentials are scoped to, when Keystone says so.
 	ProjectID string
@@ -364,10 +367,18 @@ func newServiceClients(provider *gophercloud.ProviderClient, endpoint gopherclou
 	if err != nil {
 		return nil, missing("image (Glance)", err)
 	}
+	var volume clients.VolumeClient
+	if blockStorage, err := openstack.NewBlockStorageV3(provider, endpoint); err == nil {
+		volume = clients.NewVolumeClient(blockStorage)
+	} else {
+		// Only machines with volumes need Cinder.
+		volume = clients.NoVolumeClient(missing("block-storage (Cinder)", err))
+	}
 	return &Clients{
 		Network:      clients.NewNetworkClient(network),
 		LoadBalancer: clients.NewLoadBalancerClient(lb),
 		Compute:      clients.NewComputeClient(compute),
 		Image:        clients.NewImageClient(image),
+		Volume:       volume,
 	}, nil
 }

@@ -49,7 +49,7 @@ func serverLifecycle(t *testing.T, tg target) {
 		t.Fatal(err)
 	}
 	name := fmt.Sprintf("capo-contract-%d", time.Now().UnixNano())
-	svc := compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Network, nil, ownership.Owner{Kind: "OpenStackMachine", Namespace: "contract", Name: name})
+	svc := compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Volume, tg.clients.Network, nil, ownership.Owner{Kind: "OpenStackMachine", Namespace: "contract", Name: name})
 	flavorID, err := svc.ResolveFlavor(ctx, ptr.To(framework.EnvOr("CAPO_CONTRACT_FLAVOR", "m1.tiny")), nil)
 	if err != nil {
 		t.Fatal(err)

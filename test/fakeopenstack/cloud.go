@@ -84,6 +84,7 @@ type Cloud struct {
 	net     networkState
 	lb      loadBalancerState
 	compute computeState
+	vol     volumeState
 }
 
 // New returns an empty cloud with the default Octavia provider "amphora" (supporting
@@ -100,18 +101,20 @@ func New(opts Options) *Cloud {
 	c.net.init()
 	c.lb.init()
 	c.compute.init()
+	c.vol.init()
 	return c
 }
 
-// Network, LoadBalancer, Compute and Image are the fake's client interfaces.
+// Network, LoadBalancer, Compute, Image and Volume are the fake's client interfaces.
 func (c *Cloud) Network() clients.NetworkClient           { return &networkAPI{c} }
 func (c *Cloud) LoadBalancer() clients.LoadBalancerClient { return &loadBalancerAPI{c} }
 func (c *Cloud) Compute() clients.ComputeClient           { return &computeAPI{c} }
 func (c *Cloud) Image() clients.ImageClient               { return &imageAPI{c} }
+func (c *Cloud) Volume() clients.VolumeClient             { return &volumeAPI{c} }
 
-// Clients returns the four clients as a scope would.
+// Clients returns the clients as a scope would.
 func (c *Cloud) Clients() *scope.Clients {
-	return &scope.Clients{Network: c.Network(), LoadBalancer: c.LoadBalancer(), Compute: c.Compute(), Image: c.Image(), ProjectID: "fake-project",
+	return &scope.Clients{Network: c.Network(), LoadBalancer: c.LoadBalancer(), Compute: c.Compute(), Image: c.Image(), Volume: c.Volume(), ProjectID: "fake-project",
 		CloudKey: fmt.Sprintf("fake-%p", c)}
 }
 

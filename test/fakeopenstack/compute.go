@@ -38,6 +38,10 @@ type serverEntry struct {
 	settleTo string
 	// userData is the base64 user data the server was created with.
 	userData string
+	// blockDevices are the server's volumes, and whether Nova deletes them with it.
+	blockDevices []blockDevice
+	// mapping is the block_device_mapping_v2 the server was created with.
+	mapping []any
 }
 
 type computeState struct {
@@ -108,6 +112,23 @@ func (c *Cloud) ServerUserData(id string) string {
 		return "undecodable: " + e.userData
 	}
 	return string(data)
+}
+
+// ServerBlockDeviceMapping is the block_device_mapping_v2 server id was created with; nil for
+// none or no server.
+func (c *Cloud) ServerBlockDeviceMapping(id string) []map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.compute.servers.get(id)
+	if !ok {
+		return nil
+	}
+	var out []map[string]any
+	for _, item := range e.mapping {
+		m, _ := item.(map[string]any)
+		out = append(out, m)
+	}
+	return out
 }
 
 // settleServer moves a building server to its final state after enough reads.
@@ -222,11 +243,15 @@ func (a *computeAPI) CreateServer(_ context.Context, opts servers.CreateOptsBuil
 			}
 			portIDs = append(portIDs, portID)
 		}
+		devices, err := c.attachBlockDevices(id, body)
+		if err != nil {
+			return nil, err
+		}
 		for _, portID := range portIDs {
 			p, _ := c.net.ports.get(portID)
 			p.DeviceID, p.DeviceOwner = id, "compute:"+az
 		}
-		e := &serverEntry{settleTo: "ACTIVE"}
+		e := &serverEntry{settleTo: "ACTIVE", blockDevices: devices, mapping: asSlice(body["block_device_mapping_v2"])}
 		if c.lastCallDrivesToError {
 			e.settleTo = "ERROR"
 		}
@@ -258,9 +283,11 @@ func (a *computeAPI) CreateServer(_ context.Context, opts servers.CreateOptsBuil
 
 func (a *computeAPI) DeleteServer(_ context.Context, id string) error {
 	return lockedErr(a.c, "DeleteServer", func(c *Cloud) error {
-		if _, ok := c.compute.servers.get(id); !ok {
+		e, ok := c.compute.servers.get(id)
+		if !ok {
 			return notFound("Instance", id)
 		}
+		c.detachBlockDevices(e.blockDevices)
 		// Ports the user created before the server are detached, not deleted, as Nova does.
 		for _, p := range c.net.ports.all() {
 			if p.DeviceID == id {

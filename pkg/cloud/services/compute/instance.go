@@ -55,6 +55,11 @@ type InstanceSpec struct {
 	Metadata         map[string]string
 	Tags             []string
 	Ports            []PortSpec
+	// RootVolume is the volume the server boots from; nil to boot from the image on the
+	// flavor's disk.
+	RootVolume *VolumeSpec
+	// BlockDevices are the server's additional devices, in the spec's order.
+	BlockDevices []BlockDeviceSpec
 }
 
 // Legacy says how to recognise the server upstream CAPO v0.14 created for a machine: it names a
@@ -128,8 +133,9 @@ func (l *Legacy) recognises(sv *servers.Server) bool {
 	return l != nil && l.Network != "" && sv.Addresses[l.Network] != nil && !sv.Created.Before(l.NotBefore)
 }
 
-// Create makes the server's ports, adopting those an interrupted attempt left, and then the
-// server.
+// Create makes the server's ports and volumes, adopting those an interrupted attempt left, and
+// then the server. While Cinder builds a volume the answer is a VolumesPending error, and nothing
+// more is done: the next call looks again.
 func (s *Service) Create(ctx context.Context, spec *InstanceSpec) (*servers.Server, error) {
 	var networks []servers.Network
 	for i := range spec.Ports {
@@ -138,6 +144,10 @@ func (s *Service) Create(ctx context.Context, spec *InstanceSpec) (*servers.Serv
 			return nil, err
 		}
 		networks = append(networks, servers.Network{Port: p.ID})
+	}
+	mapping, err := s.blockDeviceMapping(ctx, spec)
+	if err != nil {
+		return nil, err
 	}
 	metadata := maps.Clone(spec.Metadata)
 	if metadata == nil {
@@ -153,6 +163,11 @@ func (s *Service) Create(ctx context.Context, spec *InstanceSpec) (*servers.Serv
 		Metadata:         metadata,
 		ConfigDrive:      spec.ConfigDrive,
 		Tags:             spec.Tags,
+		BlockDevice:      mapping,
+	}
+	if spec.RootVolume != nil {
+		// The server boots from its volume: Nova takes no image then.
+		opts.ImageRef = ""
 	}
 	if spec.UserData != nil {
 		// Encoded here: gophercloud would pass through bootstrap data that happens to be valid

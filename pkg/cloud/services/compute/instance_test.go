@@ -61,19 +61,20 @@ const (
 type mocked struct {
 	compute  *mock.MockComputeClient
 	image    *mock.MockImageClient
+	volume   *mock.MockVolumeClient
 	net      *mock.MockNetworkClient
 	recorder *events.FakeRecorder
 }
 
 func newMocked(t *testing.T) (*mocked, *Service) {
 	c := gomock.NewController(t)
-	m := &mocked{compute: mock.NewMockComputeClient(c), image: mock.NewMockImageClient(c), net: mock.NewMockNetworkClient(c), recorder: events.NewFakeRecorder(20)}
+	m := &mocked{compute: mock.NewMockComputeClient(c), image: mock.NewMockImageClient(c), volume: mock.NewMockVolumeClient(c), net: mock.NewMockNetworkClient(c), recorder: events.NewFakeRecorder(20)}
 	return m, m.serviceFor("m1")
 }
 
 // serviceFor is a service for the machine name of namespace ns.
 func (m *mocked) serviceFor(name string) *Service {
-	return NewService(m.compute, m.image, m.net, report.NewRecorder(m.recorder, &infrav1.OpenStackMachine{}, logr.Discard()),
+	return NewService(m.compute, m.image, m.volume, m.net, report.NewRecorder(m.recorder, &infrav1.OpenStackMachine{}, logr.Discard()),
 		ownership.Owner{Kind: "OpenStackMachine", Namespace: "ns", Name: name})
 }
 

@@ -22,10 +22,11 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
-// Service creates, finds and deletes the server and ports of one machine.
+// Service creates, finds and deletes the server, ports and volumes of one machine.
 type Service struct {
 	compute clients.ComputeClient
 	image   clients.ImageClient
+	volume  clients.VolumeClient
 	network clients.NetworkClient
 	report  *report.Recorder
 	// owner is the OpenStackMachine the server and ports are for: they carry its mark (the
@@ -35,6 +36,6 @@ type Service struct {
 
 // NewService returns a compute service for owner's server and ports, which reports what it
 // changes to rep.
-func NewService(compute clients.ComputeClient, image clients.ImageClient, network clients.NetworkClient, rep *report.Recorder, owner ownership.Owner) *Service {
-	return &Service{compute: compute, image: image, network: network, report: rep, owner: owner}
+func NewService(compute clients.ComputeClient, image clients.ImageClient, volume clients.VolumeClient, network clients.NetworkClient, rep *report.Recorder, owner ownership.Owner) *Service {
+	return &Service{compute: compute, image: image, volume: volume, network: network, report: rep, owner: owner}
 }
