@@ -35,6 +35,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -189,6 +190,10 @@ func (w *world) setUpCloud() {
 	}
 	w.cloud.AddFlavor("m1.small", 2, 2048)
 	w.cloud.AddImage("ubuntu")
+	// The operator's volume carries the name a machine's volume will have: it is never taken,
+	// attached or deleted.
+	_, err = w.cloud.Volume().CreateVolume(ctx, volumes.CreateOpts{Name: "m1-data", Size: 1, Description: "the operator's"})
+	w.must(err)
 	w.baseline = w.cloud.Inventory()
 }
 
@@ -269,6 +274,17 @@ func (w *world) addMachine(zone string) {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{clusterv1.ClusterNameLabel: "c"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: name, UID: machine.UID}}},
 		Spec: infrav1.OpenStackMachineSpec{Flavor: ptr.To("m1.small"), Image: infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To("ubuntu")}}},
+	}
+	// Every machine boots from a volume and has a data volume and a local disk: faults between
+	// the volumes and the server must leave neither a second volume nor an orphan.
+	osm.Spec.RootVolume = &infrav1.RootVolume{SizeGiB: 10}
+	data := &infrav1.BlockDeviceVolume{}
+	if zone != "" {
+		data.AvailabilityZone = &infrav1.VolumeAvailabilityZone{From: infrav1.VolumeAZFromMachine}
+	}
+	osm.Spec.AdditionalBlockDevices = []infrav1.AdditionalBlockDevice{
+		{Name: "data", SizeGiB: 2, Storage: infrav1.BlockDeviceStorage{Type: infrav1.VolumeBlockDevice, Volume: data}},
+		{Name: "scratch", SizeGiB: 1, Storage: infrav1.BlockDeviceStorage{Type: infrav1.LocalBlockDevice}},
 	}
 	w.must(w.kube.Create(ctx, osm))
 	w.machines[name] = &machineState{zone: zone}
@@ -394,14 +410,14 @@ var (
 		"CreatePool", "UpdatePool", "CreateMonitor", "CreateMember", "DeleteMember", "CreateFloatingIP", "UpdateFloatingIP",
 		"DeleteFloatingIP", "CreatePort", "UpdatePort", "DeletePort", "CreateServer", "DeleteServer", "CreateNetwork",
 		"CreateSubnet", "CreateRouter", "AddRouterInterface", "RemoveRouterInterface", "DeleteRouter", "DeleteNetwork",
-		"CreateSecGroup", "CreateSecGroupRules", "DeleteSecGroup", "ReplaceAllTags"}
+		"CreateSecGroup", "CreateSecGroupRules", "DeleteSecGroup", "ReplaceAllTags", "CreateVolume", "DeleteVolume"}
 	reads = []string{"ListLoadBalancers", "GetLoadBalancer", "GetLoadBalancerStatuses", "ListListeners", "ListPools", "ListMembers",
 		"ListPorts", "ListFloatingIPs", "ListNetworks", "ListSubnets", "ListRouters", "ListSecGroups", "GetServer", "ListServers",
-		"ListProviders", "ListAvailabilityZoneCapabilities"}
+		"ListProviders", "ListAvailabilityZoneCapabilities", "ListVolumes", "ListVolumeAvailabilityZones"}
 )
 
 // injectFault adds one random fault: an HTTP error, a timeout, a lost response, or a load
-// balancer or server driven into ERROR; on one operation or on every one; on the nth call or
+// balancer, server or volume driven into ERROR; on one operation or on every one; on the nth call or
 // on a fraction of calls, a bounded number of times.
 func (w *world) injectFault() {
 	r := w.rng
@@ -423,7 +439,7 @@ func (w *world) injectFault() {
 		f.Operation = mutations[r.Intn(len(mutations))]
 	default:
 		f.DriveToError = true
-		f.Operation = []string{"CreateLoadBalancer", "CreateServer"}[r.Intn(2)]
+		f.Operation = []string{"CreateLoadBalancer", "CreateServer", "CreateVolume"}[r.Intn(3)]
 	}
 	w.faults = append(w.faults, w.cloud.InjectFault(f))
 	w.n.faults++

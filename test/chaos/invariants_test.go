@@ -175,6 +175,36 @@ func (w *world) checkEndState(phase string) {
 	if servers, machines := names(inv, "Server"), w.machineNames(); !slices.Equal(servers, machines) {
 		w.fail("phase %q: servers %v, machines %v", phase, servers, machines)
 	}
+	// Each machine's two volumes, attached to its server; and the operator's, untouched.
+	servers := map[string]string{}
+	for _, r := range inv {
+		if r.Kind == "Server" {
+			servers[r.ID] = r.Name
+		}
+	}
+	wantVolumes := []string{"m1-data (the operator's, detached)"}
+	for _, m := range w.machineNames() {
+		wantVolumes = append(wantVolumes, m+"-data (on "+m+")", m+"-root (on "+m+")")
+	}
+	var gotVolumes []string
+	for _, r := range inv {
+		if r.Kind != "Volume" {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(r.Purpose, " the operator's") && r.Owner == "":
+			gotVolumes = append(gotVolumes, r.Name+" (the operator's, detached)")
+		case servers[r.Owner] != "":
+			gotVolumes = append(gotVolumes, r.Name+" (on "+servers[r.Owner]+")")
+		default:
+			gotVolumes = append(gotVolumes, r.Name+" (detached: "+r.Purpose+")")
+		}
+	}
+	slices.Sort(wantVolumes)
+	slices.Sort(gotVolumes)
+	if !slices.Equal(gotVolumes, wantVolumes) {
+		w.fail("phase %q: volumes %v, want %v", phase, gotVolumes, wantVolumes)
+	}
 }
 
 func names(inv []fakeopenstack.Resource, kind string) []string {

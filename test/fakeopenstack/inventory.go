@@ -19,15 +19,17 @@ package fakeopenstack
 // Resource is one object of the cloud as an inventory lists it.
 type Resource struct {
 	// Kind is Network, Subnet, Port, Router, SecurityGroup, FloatingIP, LoadBalancer, Listener,
-	// Pool, Member, Monitor or Server.
+	// Pool, Member, Monitor, Server or Volume.
 	Kind string
 	ID   string
 	Name string
 	// Purpose is what tells two objects made for the same thing apart from two made for
 	// different things: the name, but for a floating IP its description (what it was allocated
-	// for) and for a member its pool and address.
+	// for), for a member its pool and address, and for a volume its name and description (two
+	// owners' volumes may share a name).
 	Purpose string
-	// Owner is the load balancer of a listener or pool, or the pool of a member.
+	// Owner is the load balancer of a listener or pool, the pool of a member, or the server a
+	// volume is attached to.
 	Owner string
 }
 
@@ -82,6 +84,13 @@ func (c *Cloud) Inventory() []Resource {
 	}
 	for _, s := range c.compute.servers.all() {
 		add("Server", s.server.ID, s.server.Name, s.server.Name, "")
+	}
+	for _, v := range c.vol.volumes.all() {
+		server := ""
+		if len(v.volume.Attachments) > 0 {
+			server = v.volume.Attachments[0].ServerID
+		}
+		add("Volume", v.volume.ID, v.volume.Name, v.volume.Name+" "+v.volume.Description, server)
 	}
 	return out
 }

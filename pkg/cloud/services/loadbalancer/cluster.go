@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -94,7 +95,7 @@ func (s *Service) ReconcileCluster(ctx context.Context, res Resolver, namespace,
 	plan, err := NewPlan(ctx, res, namespace, cluster, osc)
 	if err == nil {
 		plan.Invalid = append(plan.Invalid, found.invalid...)
-		err = s.findUnrecorded(ctx, plan, namespace, cluster)
+		err = s.findUnrecorded(ctx, plan, namespace, cluster, osc.Status.ExternalNetwork.ID)
 	}
 	if err != nil {
 		return Result{Err: err}
@@ -160,8 +161,11 @@ func (s *Service) ReconcileCluster(ctx context.Context, res Resolver, namespace,
 // restore or a move without status) would otherwise leave that zone's load balancer behind for
 // good. It looks only while the status misses a zone of the spec, as it does once lost (and on
 // a cluster's or a zone's first reconciles): one list, by the cluster's tag. A cluster with one
-// load balancer is left out: its former zones' load balancers are its own former names.
-func (s *Service) findUnrecorded(ctx context.Context, p *Plan, namespace, cluster string) error {
+// load balancer is left out: its former zones' load balancers are its own former names. A zone
+// whose load balancer is gone but whose floating IP is not (its release failed, then the status
+// was lost) is found by the floating IP's description, in one more list of the external
+// network's floating IPs.
+func (s *Service) findUnrecorded(ctx context.Context, p *Plan, namespace, cluster, externalNetwork string) error {
 	if !slices.Contains(p.Known, nil) || len(p.Desired) == 0 || p.Desired[0].AvailabilityZone == "" {
 		return nil
 	}
@@ -189,6 +193,19 @@ func (s *Service) findUnrecorded(ctx context.Context, p *Plan, namespace, cluste
 		}
 		planned[az] = true
 		p.Stale = append(p.Stale, infrav1.LoadBalancer{Name: lb.Name, ID: lb.ID, AvailabilityZone: az, InternalIP: lb.VipAddress})
+	}
+	fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingNetworkID: externalNetwork})
+	if err != nil {
+		return fmt.Errorf("listing floating IPs: %w", err)
+	}
+	zonePrefix := FloatingIPDescription(namespace, cluster, "") + " in availability zone "
+	for _, fip := range fips {
+		az, ok := strings.CutPrefix(fip.Description, zonePrefix)
+		if !ok || az == "" || planned[az] {
+			continue
+		}
+		planned[az] = true
+		p.Stale = append(p.Stale, infrav1.LoadBalancer{Name: Name(namespace, cluster, az), AvailabilityZone: az})
 	}
 	return nil
 }

@@ -113,7 +113,12 @@ func (s *Service) Delete(ctx context.Context, r *Removal) (done bool, err error)
 		// released before it exists: wait for it.
 		return false, nil
 	}
-	return true, s.releaseFloatingIPs(ctx, r)
+	// Done only once the floating IPs are released too: a removal dropped from the status with
+	// an address still allocated would leave it behind.
+	if err := s.releaseFloatingIPs(ctx, r); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // remove deletes one load balancer and releases the controller's floating IP on its VIP. The

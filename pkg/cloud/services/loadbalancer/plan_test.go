@@ -228,14 +228,15 @@ func TestPlanGivesEachZoneItsOwnFloatingIP(t *testing.T) {
 }
 
 // A status lost in the middle of a zone's removal: the zone's load balancer is found by the
-// cluster's tag and planned for removal; while the status records every zone, nothing is asked.
+// cluster's tag (or, once it is gone, its floating IP by its description) and planned for
+// removal; while the status records every zone, nothing is asked.
 func TestPlanFindsTheLoadBalancersOfRemovedZonesTheStatusLost(t *testing.T) {
 	g := NewWithT(t)
 	m := newMocked(t)
 	svc := m.service()
 	az1 := desiredAZ("az1")
 	plan := &Plan{Desired: []*Desired{az1}, Known: []*infrav1.LoadBalancer{known(az1)}}
-	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c")).To(Succeed(), "no call: the mock fails on any")
+	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c", "ext")).To(Succeed(), "no call: the mock fails on any")
 	g.Expect(plan.Stale).To(BeEmpty())
 
 	plan = &Plan{Desired: []*Desired{az1}, Known: []*infrav1.LoadBalancer{nil}}
@@ -245,12 +246,24 @@ func TestPlanFindsTheLoadBalancersOfRemovedZonesTheStatusLost(t *testing.T) {
 		{ID: "legacy-id", Name: Name("ns", "c", "")},       // the first zone's former name: not stale
 		{ID: "other-id", Name: Name("ns", "other", "az2")}, // another cluster's, tagged by mistake
 	}, nil)
-	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c")).To(Succeed())
-	g.Expect(plan.Stale).To(Equal([]infrav1.LoadBalancer{{Name: Name("ns", "c", "az2"), ID: "az2-id", AvailabilityZone: "az2", InternalIP: "10.20.1.5"}}))
+	// A zone whose load balancer is gone and whose floating IP is not: found by the address's
+	// description.
+	m.net.EXPECT().ListFloatingIPs(gomock.Any(), floatingips.ListOpts{FloatingNetworkID: "ext"}).Return([]floatingips.FloatingIP{
+		{ID: "az1-fip", Description: FloatingIPDescription("ns", "c", "az1")},
+		{ID: "az2-fip", Description: FloatingIPDescription("ns", "c", "az2")},
+		{ID: "az3-fip", Description: FloatingIPDescription("ns", "c", "az3")},
+		{ID: "other-fip", Description: FloatingIPDescription("ns", "other", "az4")},
+		{ID: "users", Description: "mine, in availability zone az5"},
+	}, nil)
+	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c", "ext")).To(Succeed())
+	g.Expect(plan.Stale).To(Equal([]infrav1.LoadBalancer{
+		{Name: Name("ns", "c", "az2"), ID: "az2-id", AvailabilityZone: "az2", InternalIP: "10.20.1.5"},
+		{Name: Name("ns", "c", "az3"), AvailabilityZone: "az3"},
+	}))
 
 	single := &Desired{Name: Name("ns", "c", "")}
 	plan = &Plan{Desired: []*Desired{single}, Known: []*infrav1.LoadBalancer{nil}}
-	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c")).To(Succeed(), "one load balancer: nothing looked for")
+	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c", "ext")).To(Succeed(), "one load balancer: nothing looked for")
 }
 
 // A cluster deleted after its status was lost (no external network recorded) still releases the
@@ -267,4 +280,19 @@ func TestDeletionWithoutTheExternalNetworkReleasesTheFloatingIPs(t *testing.T) {
 	done, err := m.service().Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", AllTagged: true})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeTrue())
+}
+
+// A removal whose floating IP could not be released is not done: the status keeps it, and the
+// next reconcile releases the address (a removal dropped from the status would leave it).
+func TestRemovalIsNotDoneUntilTheFloatingIPIsReleased(t *testing.T) {
+	g := NewWithT(t)
+	m := newMocked(t)
+	m.lb.EXPECT().ListLoadBalancers(gomock.Any(), gomock.Any()).Return(nil, nil)
+	m.net.EXPECT().ListFloatingIPs(gomock.Any(), floatingips.ListOpts{}).Return([]floatingips.FloatingIP{
+		{ID: "az3-fip", FloatingIP: "172.24.4.7", Description: FloatingIPDescription("ns", "c", "az3")},
+	}, nil)
+	m.net.EXPECT().DeleteFloatingIP(gomock.Any(), "az3-fip").Return(gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusInternalServerError})
+	done, err := m.service().Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", Names: []string{Name("ns", "c", "az3")}})
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(done).To(BeFalse())
 }
