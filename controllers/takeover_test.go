@@ -250,7 +250,7 @@ func TestAClusterUpstreamCAPOCreatedIsTakenOverWithoutCreatingOrDeleting(t *test
 			Description: "Created by cluster-api-provider-openstack cluster c", SecurityGroups: &[]string{got.Status.ControlPlaneSecurityGroup.ID}})
 		g.Expect(err).NotTo(HaveOccurred())
 		flavors, _ := cloud.Compute().ListFlavors(ctx, nil)
-		server, err := cloud.Compute().CreateServer(ctx, servers.CreateOpts{Name: machine, FlavorRef: flavors[0].ID, AvailabilityZone: "az1",
+		server, err := cloud.Compute().CreateServer(ctx, servers.CreateOpts{Name: machine, FlavorRef: flavors[0].ID, ImageRef: "upstream-image", AvailabilityZone: "az1",
 			Networks: []servers.Network{{Port: port.ID}}}, nil)
 		g.Expect(err).NotTo(HaveOccurred())
 		serverIDs[machine] = server.ID

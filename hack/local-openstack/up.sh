@@ -591,6 +591,7 @@ osapi_volume_listen = $ADDRESS
 osapi_volume_listen_port = 8776
 osapi_volume_workers = 1
 api_paste_config = $CONF_DIR/cinder/api-paste.ini
+resource_query_filters_file = $CONF_DIR/cinder/resource_filters.json
 state_path = $DATA_DIR/cinder
 enabled_backends = $(IFS=,; echo "${ZONES[*]}")
 storage_availability_zone = ${ZONES[0]}
@@ -613,6 +614,21 @@ EOF
     printf '[%s]\nvolume_driver = capo_fake_volume.Driver\nvolume_backend_name = %s\nbackend_availability_zone = %s\n' \
       "$zone" "$zone" "$zone" >>"$CONF_DIR/cinder/cinder.conf"
   done
+  # Nor the filters a user may list by: without them Cinder drops every filter (a list by name
+  # answers the whole project). These are a production cloud's defaults.
+  cat >"$CONF_DIR/cinder/resource_filters.json" <<'EOF'
+{
+  "volume": ["name", "status", "metadata", "bootable", "migration_status", "availability_zone", "group_id", "size", "created_at", "updated_at"],
+  "backup": ["name", "status", "volume_id"],
+  "snapshot": ["name", "status", "volume_id", "metadata", "availability_zone"],
+  "group": [],
+  "group_snapshot": ["status", "group_id"],
+  "attachment": ["volume_id", "status", "instance_id", "attach_status"],
+  "message": ["resource_uuid", "resource_type", "event_id", "request_id", "message_level"],
+  "pool": ["name", "volume_type"],
+  "volume_type": ["is_public"]
+}
+EOF
   # Debian's python3-cinder ships no paste file: the API behind Keystone, as upstream's is.
   cat >"$CONF_DIR/cinder/api-paste.ini" <<'EOF'
 [composite:osapi_volume]

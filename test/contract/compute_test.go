@@ -24,16 +24,21 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
@@ -207,5 +212,137 @@ func membership(t *testing.T, tg target) {
 	converge(nil, "")
 	if got := members(); !reflect.DeepEqual(got, want("")) {
 		t.Errorf("after leaving: members %v, want none", got)
+	}
+}
+
+// serverFromVolumes drives the compute service for a machine with a root volume and a data
+// volume: Create answers VolumesPending while Cinder builds them (never a second volume), then
+// creates the server, which boots from the root volume with both attached; the volumes are in the
+// machine's zone (the spec names none, and Cinder has it); a zone Cinder does not have is a
+// refusal naming the field; Nova deletes the volumes with the server; a volume made for a server
+// that never came is deleted by DeleteVolumes.
+func serverFromVolumes(t *testing.T, tg target) {
+	ctx := context.Background()
+	networkID, _ := scratchSubnet(t, tg)
+	name := fmt.Sprintf("capo-contract-%d", time.Now().UnixNano())
+	svc := compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Volume, tg.clients.Network, nil, ownership.Owner{Kind: "OpenStackMachine", Namespace: "contract", Name: name})
+	flavorID, err := svc.ResolveFlavor(ctx, ptr.To(framework.EnvOr("CAPO_CONTRACT_FLAVOR", "m1.tiny")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imageID, err := svc.ResolveImage(ctx, &infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(framework.EnvOr("CAPO_CONTRACT_IMAGE", "fake-image"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devices := []infrav1.AdditionalBlockDevice{{Name: "data", SizeGiB: 1, Storage: infrav1.BlockDeviceStorage{Type: infrav1.VolumeBlockDevice}}}
+	root, blocks, err := svc.ResolveVolumes(ctx, name, imageID, tg.az, &infrav1.RootVolume{SizeGiB: 1}, devices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root.AvailabilityZone != tg.az || blocks[0].Volume.AvailabilityZone != tg.az {
+		t.Errorf("volume zones %q and %q, want the machine's %q (Cinder has it)", root.AvailabilityZone, blocks[0].Volume.AvailabilityZone, tg.az)
+	}
+	portID := compute.PortIdentity{Name: name + "-0", Description: compute.DefaultPortDescription("contract/" + name)}
+	spec := &compute.InstanceSpec{Name: name, FlavorID: flavorID, ImageID: imageID, AvailabilityZone: tg.az,
+		Ports: []compute.PortSpec{{PortIdentity: portID, NetworkID: networkID}}, RootVolume: root, BlockDevices: blocks}
+	names := []string{root.Name, blocks[0].Volume.Name}
+	t.Cleanup(func() {
+		if found, _, _ := svc.Find(ctx, "", name, nil); found != nil {
+			_ = poll(120*time.Second, func() (bool, error) { return svc.Delete(ctx, found) })
+		}
+		_ = svc.DeletePorts(ctx, []compute.PortIdentity{portID})
+		_ = poll(60*time.Second, func() (bool, error) {
+			err := svc.DeleteVolumes(ctx, name, names)
+			return err == nil, nil
+		})
+	})
+
+	start := time.Now()
+	var created *servers.Server
+	pendingAnswers := 0
+	if err := poll(120*time.Second, func() (bool, error) {
+		created, err = svc.Create(ctx, spec)
+		if _, pending := err.(*compute.VolumesPending); pending {
+			pendingAnswers++
+			return false, nil
+		}
+		return err == nil, err
+	}); err != nil {
+		t.Fatalf("the server was not created: %v", err)
+	}
+	t.Logf("server created %s after the first call, after %d answers that Cinder was building", time.Since(start).Round(100*time.Millisecond), pendingAnswers)
+	var server *servers.Server
+	if err := poll(120*time.Second, func() (bool, error) {
+		server, _, err = svc.Find(ctx, created.ID, name, nil)
+		if err == nil && server.Status == "ERROR" {
+			return false, fmt.Errorf("server in ERROR: %s", server.Fault.Message)
+		}
+		return err == nil && server.Status == "ACTIVE", err
+	}); err != nil {
+		t.Fatalf("server never became ACTIVE: %v", err)
+	}
+	for _, n := range names {
+		list, err := tg.clients.Volume.ListVolumes(ctx, volumes.ListOpts{Name: n})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("want the one volume %s, got %d (%v): Cinder filters by name when its resource_filters.json allows it", n, len(list), err)
+		}
+		v := list[0]
+		if v.Status != "in-use" || len(v.Attachments) != 1 || v.Attachments[0].ServerID != server.ID || v.AvailabilityZone != tg.az {
+			t.Errorf("volume %s: status %s, attachments %+v, zone %s; want in-use on %s in %s", n, v.Status, v.Attachments, v.AvailabilityZone, server.ID, tg.az)
+		}
+		if n == root.Name && v.Bootable != "true" {
+			t.Errorf("root volume bootable %q, want true (made from the image)", v.Bootable)
+		}
+		// An attached volume cannot be deleted: DeleteVolumes never tries (it would be 400).
+		if err := tg.clients.Volume.DeleteVolume(ctx, v.ID); !isCode(err, http.StatusBadRequest) {
+			t.Errorf("deleting attached volume %s: want 400, got %v", n, err)
+		}
+	}
+
+	// A zone Cinder does not have: refuted, naming the field.
+	bad := &compute.VolumeSpec{Name: name + "-nowhere", SizeGiB: 1, AvailabilityZone: "capo-contract-no-such-zone", Path: field.NewPath("spec", "rootVolume")}
+	_, err = svc.Create(ctx, &compute.InstanceSpec{Name: name + "-nowhere", FlavorID: flavorID, ImageID: imageID, RootVolume: bad})
+	if specErr, ok := report.AsSpecError(err); !ok || !strings.HasPrefix(specErr.Message, "spec.rootVolume: Cinder refuses volume") {
+		t.Errorf("a volume in an unknown zone: want a refusal of spec.rootVolume, got %v", err)
+	}
+
+	if err := poll(120*time.Second, func() (bool, error) { return svc.Delete(ctx, server) }); err != nil {
+		t.Fatalf("server never went away: %v", err)
+	}
+	if err := poll(60*time.Second, func() (bool, error) {
+		for _, n := range names {
+			list, err := tg.clients.Volume.ListVolumes(ctx, volumes.ListOpts{Name: n})
+			if err != nil || len(list) > 0 {
+				return false, err
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Errorf("the volumes did not go with the server (Nova's delete_on_termination): %v", err)
+	}
+
+	// A volume made for a server that never came: DeleteVolumes deletes it.
+	// Nova refuses the server's zone, after Cinder built the volume.
+	orphan := &compute.InstanceSpec{Name: name, FlavorID: flavorID, ImageID: imageID, RootVolume: root, AvailabilityZone: "capo-contract-no-such-zone"}
+	if err := poll(60*time.Second, func() (bool, error) {
+		_, err := svc.Create(ctx, orphan)
+		if _, pending := err.(*compute.VolumesPending); pending {
+			return false, nil
+		}
+		if !isCode(err, http.StatusBadRequest) {
+			return false, fmt.Errorf("creating a server in a zone Nova does not have: want 400, got %v", err)
+		}
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.DeleteVolumes(ctx, name, []string{root.Name}); err != nil {
+		t.Fatal(err)
+	}
+	if err := poll(60*time.Second, func() (bool, error) {
+		list, err := tg.clients.Volume.ListVolumes(ctx, volumes.ListOpts{Name: root.Name})
+		return err == nil && (len(list) == 0 || list[0].Status == "deleting"), err
+	}); err != nil {
+		t.Errorf("the volume of a server that never came was not deleted: %v", err)
 	}
 }

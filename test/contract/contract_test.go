@@ -171,6 +171,7 @@ func TestContract(t *testing.T) {
 			t.Run("fully populated load balancer in the status tree", func(t *testing.T) { fullyPopulatedStatusTree(t, tg) })
 			t.Run("security group rules in bulk", func(t *testing.T) { bulkSecurityGroupRules(t, tg) })
 			t.Run("server lifecycle", func(t *testing.T) { serverLifecycle(t, tg) })
+			t.Run("server from volumes", func(t *testing.T) { serverFromVolumes(t, tg) })
 			t.Run("membership", func(t *testing.T) { membership(t, tg) })
 		})
 	}

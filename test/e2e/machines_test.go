@@ -22,6 +22,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
@@ -35,7 +36,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 )
 
-var _ = Describe("Machines of a cluster without a load balancer, in server groups", Ordered, func() {
+var _ = Describe("Machines of a cluster without a load balancer, in server groups, with volumes", Ordered, func() {
 	var (
 		name = "nolb-" + runID
 		key  client.ObjectKey
@@ -130,7 +131,74 @@ var _ = Describe("Machines of a cluster without a load balancer, in server group
 		Expect(found).To(HaveLen(1))
 		Expect(found[0].AllowedAddressPairs).To(ConsistOf(HaveField("IPAddress", "10.42.0.250")), "as Neutron shows the port")
 	}, NodeTimeout(4*time.Minute))
+
+	It("boots a machine from a root volume in its zone with a data volume, gives another a local disk, and deletes the volumes with the servers", func(ctx SpecContext) {
+		// m1.zero-disk has no root disk: only a root volume boots it. m1.ephemeral has the
+		// ephemeral disk a local device takes (the local OpenStack's flavors).
+		zone, other := cfg.zones[1], cfg.zones[0]
+		booted, local := name+"-bfv", name+"-local"
+		createMachine(ctx, namespace, name, booted, zone, false, func(s *infrav1.OpenStackMachineSpec) {
+			s.Flavor = ptr.To("m1.zero-disk")
+			s.RootVolume = &infrav1.RootVolume{SizeGiB: 2, BlockDeviceVolume: infrav1.BlockDeviceVolume{
+				AvailabilityZone: &infrav1.VolumeAvailabilityZone{From: infrav1.VolumeAZFromMachine}}}
+			s.AdditionalBlockDevices = []infrav1.AdditionalBlockDevice{
+				{Name: "data", SizeGiB: 1, Storage: infrav1.BlockDeviceStorage{Type: infrav1.VolumeBlockDevice}},
+			}
+		})
+		createMachine(ctx, namespace, name, local, zone, false, func(s *infrav1.OpenStackMachineSpec) {
+			s.Flavor = ptr.To("m1.ephemeral")
+			s.AdditionalBlockDevices = []infrav1.AdditionalBlockDevice{
+				{Name: "etcd", SizeGiB: 1, Storage: infrav1.BlockDeviceStorage{Type: infrav1.LocalBlockDevice}},
+				{Name: "data", SizeGiB: 1, Storage: infrav1.BlockDeviceStorage{Type: infrav1.VolumeBlockDevice, Volume: &infrav1.BlockDeviceVolume{
+					AvailabilityZone: &infrav1.VolumeAvailabilityZone{Name: ptr.To(infrav1.VolumeAZName(other))}}}},
+			}
+		})
+		waitActiveHost(ctx, booted)
+		waitActiveHost(ctx, local)
+
+		server, err := openstack.Compute.GetServer(ctx, serverOf(ctx, booted))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(server.AvailabilityZone).To(Equal(zone))
+		root, data := volumeNamed(ctx, booted+"-root"), volumeNamed(ctx, booted+"-data")
+		mark := "Created by the Cluster API OpenStack provider for OpenStackMachine " + namespace + "/" + booted
+		Expect(*root).To(And(HaveField("Size", 2), HaveField("Bootable", "true"), HaveField("AvailabilityZone", zone),
+			HaveField("Status", "in-use"), HaveField("Description", mark)), "the root volume, in the machine's zone")
+		Expect(*data).To(And(HaveField("Size", 1), HaveField("AvailabilityZone", zone), HaveField("Status", "in-use"),
+			HaveField("Description", mark)), "no zone given: the machine's, which Cinder has")
+		Expect(server.AttachedVolumes).To(ConsistOf(HaveField("ID", root.ID), HaveField("ID", data.ID)), "as Nova shows the server")
+		Expect(root.Attachments).To(ConsistOf(HaveField("ServerID", server.ID)))
+
+		localServer, err := openstack.Compute.GetServer(ctx, serverOf(ctx, local))
+		Expect(err).NotTo(HaveOccurred())
+		localData := volumeNamed(ctx, local+"-data")
+		Expect(localData.AvailabilityZone).To(Equal(other), "the zone the spec names")
+		Expect(localServer.AttachedVolumes).To(ConsistOf(HaveField("ID", localData.ID)), "the local disk is no volume")
+		Expect(volumesNamed(ctx, local+"-root")).To(BeEmpty(), "no root volume asked for")
+
+		for _, m := range []string{booted, local} {
+			Expect(kube.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: m}})).To(Succeed())
+		}
+		Eventually(func(g Gomega) {
+			for _, v := range []string{booted + "-root", booted + "-data", local + "-data"} {
+				g.Expect(volumesNamed(ctx, v)).To(BeEmpty(), v)
+			}
+		}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), "Nova deletes the volumes with the servers")
+	}, NodeTimeout(5*time.Minute))
 })
+
+// volumesNamed are Cinder's volumes of the project called name.
+func volumesNamed(ctx context.Context, name string) []volumes.Volume {
+	found, err := openstack.Volume.ListVolumes(ctx, volumes.ListOpts{Name: name})
+	Expect(err).NotTo(HaveOccurred())
+	return found
+}
+
+// volumeNamed is the one volume called name.
+func volumeNamed(ctx context.Context, name string) *volumes.Volume {
+	found := volumesNamed(ctx, name)
+	Expect(found).To(HaveLen(1), name)
+	return &found[0]
+}
 
 // createServerGroup creates a Nova server group with policy, deleted when the calling node ends
 // (Nova deletes a group that still has members; the cluster's deletion deletes the servers).

@@ -286,10 +286,10 @@ func TestNovaServers(t *testing.T) {
 	port, err := c.Network().CreatePort(ctx, ports.CreateOpts{NetworkID: n})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	_, err = c.Compute().CreateServer(ctx, servers.CreateOpts{Name: "m", AvailabilityZone: "az9", Networks: []servers.Network{{Port: port.ID}}}, nil)
+	_, err = c.Compute().CreateServer(ctx, servers.CreateOpts{Name: "m", ImageRef: "image", AvailabilityZone: "az9", Networks: []servers.Network{{Port: port.ID}}}, nil)
 	g.Expect(gophercloud.ResponseCodeIs(err, http.StatusBadRequest)).To(BeTrue())
 
-	s, err := c.Compute().CreateServer(ctx, servers.CreateOpts{Name: "m", AvailabilityZone: "az2", Networks: []servers.Network{{Port: port.ID}}}, nil)
+	s, err := c.Compute().CreateServer(ctx, servers.CreateOpts{Name: "m", ImageRef: "image", AvailabilityZone: "az2", Networks: []servers.Network{{Port: port.ID}}}, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(s.Status).To(BeEmpty(), "Nova's create answer has no status")
 	got, _ := c.Compute().GetServer(ctx, s.ID)
