@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -78,7 +79,7 @@ var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered
 		}, func(spec *infrav1.OpenStackClusterSpec) { spec.ControlPlaneEndpoint = nil })
 	}, NodeTimeout(5*time.Minute))
 
-	It("is created by upstream CAPO: a load balancer with two ports and a control plane machine behind it", func(ctx SpecContext) {
+	It("is created by upstream CAPO: a load balancer with two ports and a control plane machine behind it, with volumes, in a server group", func(ctx SpecContext) {
 		start := time.Now()
 		Eventually(func(g Gomega) {
 			osc := getCluster(ctx, g, key)
@@ -90,7 +91,18 @@ var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered
 			g.Expect(osc.Spec.ControlPlaneEndpoint).To(HaveValue(HaveField("Host", fip)), "upstream makes the floating IP the endpoint")
 		}).WithTimeout(4 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		GinkgoWriter.Printf("upstream: cluster provisioned in %s\n", time.Since(start).Round(100*time.Millisecond))
-		machine = createControlPlaneMachine(ctx, name, cfg.zones[0])
+		// As production clusters have them: in a server group, booted from a root volume in the
+		// machine's zone, with a data volume (upstream makes the volumes, then the server).
+		group := createServerGroup(ctx, name+"-cp", "soft-anti-affinity")
+		machine = name + "-cp-" + cfg.zones[0]
+		createMachine(ctx, namespace, name, machine, cfg.zones[0], true, func(s *infrav1.OpenStackMachineSpec) {
+			s.ServerGroup = &infrav1.ServerGroupParam{ID: ptr.To(group.ID)}
+			s.RootVolume = &infrav1.RootVolume{SizeGiB: 2, BlockDeviceVolume: infrav1.BlockDeviceVolume{
+				AvailabilityZone: &infrav1.VolumeAvailabilityZone{From: infrav1.VolumeAZFromMachine}}}
+			s.AdditionalBlockDevices = []infrav1.AdditionalBlockDevice{
+				{Name: "data", SizeGiB: 1, Storage: infrav1.BlockDeviceStorage{Type: infrav1.VolumeBlockDevice}},
+			}
+		})
 		Eventually(func(g Gomega) {
 			osm := &infrav1.OpenStackMachine{}
 			g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machine}, osm)).To(Succeed())
@@ -102,6 +114,13 @@ var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered
 			g.Expect(memberAddresses(o)).To(Equal([]string{internalIP(osm)}), "upstream's members (one per pool, named <pool>-<machine>) for the machine")
 		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		GinkgoWriter.Printf("upstream: cluster and control plane machine ready in %s\n", time.Since(start).Round(100*time.Millisecond))
+		server, err := openstack.Compute.GetServer(ctx, serverOf(ctx, machine))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(server.AttachedVolumes).To(ConsistOf(HaveField("ID", volumeNamed(ctx, machine+"-root").ID), HaveField("ID", volumeNamed(ctx, machine+"-data").ID)),
+			"upstream's root and data volumes on its server")
+		members, err := servergroups.Get(ctx, computeClient(ctx), group.ID).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(members.Members).To(ConsistOf(server.ID), "upstream's server in the group")
 		legacy = *getCluster(ctx, Default, key).Status.APIServerLoadBalancer
 		before = takeCloudState(ctx, Default, name, legacy.ID)
 		Expect(before.loadBalancer.listeners).To(HaveLen(2), "a listener per port")

@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
@@ -65,6 +66,8 @@ func TakeInventory(ctx context.Context, cl *scope.Clients) (Inventory, error) {
 			func(x groups.SecGroup) (string, string) { return x.ID, x.Name }),
 		collect(inv, "server", func() ([]servers.Server, error) { return cl.Compute.ListServers(ctx, servers.ListOpts{}) },
 			func(x servers.Server) (string, string) { return x.ID, x.Name }),
+		collect(inv, "volume", func() ([]volumes.Volume, error) { return cl.Volume.ListVolumes(ctx, volumes.ListOpts{}) },
+			func(x volumes.Volume) (string, string) { return x.ID, x.Name }),
 	)
 	if err != nil {
 		return nil, err
