@@ -252,6 +252,9 @@ func (m *machineReconcile) reconcileInstance(ctx context.Context) *instanceFound
 	if pending, ok := errors.AsType[*compute.VolumesPending](err); ok {
 		return &instanceFound{volumesPending: pending, outcome: after(buildRequeue)}
 	}
+	if waiting, ok := errors.AsType[*imageWaiting](err); ok {
+		return &instanceFound{waitingForImage: waiting.message, outcome: after(imageRequeue)}
+	}
 	if err != nil {
 		found := &instanceFound{outcome: failedWith(err)}
 		if _, refuted := report.AsSpecError(err); refuted {

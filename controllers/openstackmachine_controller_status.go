@@ -56,6 +56,9 @@ type instanceFound struct {
 	goneID string
 	// waitingForBootstrap: no server yet, and no bootstrap data to make one with.
 	waitingForBootstrap bool
+	// waitingForImage: no server yet, while the ORC Image the spec names is not available; what
+	// the condition says.
+	waitingForImage string
 	// volumesPending: no server yet, while Cinder builds its volumes.
 	volumesPending *compute.VolumesPending
 	// configurationError: the server could not be made from the spec (err says why).
@@ -108,6 +111,8 @@ func setInstanceFound(m *machineReconcile, in *instanceFound) {
 	case in.waitingForBootstrap:
 		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason,
 			"waiting for the Machine's bootstrap data secret")
+	case in.waitingForImage != "":
+		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForImageReason, in.waitingForImage)
 	case in.volumesPending != nil:
 		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForVolumesReason,
 			in.volumesPending.Error()+"; the server is created once they are available")

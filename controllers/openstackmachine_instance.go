@@ -46,7 +46,20 @@ func (m *machineReconcile) instanceSpec(ctx context.Context, svc *compute.Servic
 	if err != nil {
 		return nil, err
 	}
-	imageID, err := svc.ResolveImage(ctx, &s.Image)
+	image := s.Image
+	if image.ImageRef != nil {
+		// ORC's answer is checked with Glance like an ID the spec gives.
+		id, err := m.orcImageID(ctx)
+		if err != nil {
+			return nil, err
+		}
+		image = infrav1.ImageParam{ID: &id}
+	}
+	imageID, err := svc.ResolveImage(ctx, &image)
+	if _, refuted := report.AsSpecError(err); refuted && s.Image.ImageRef != nil {
+		return nil, report.Refuted(infrav1.InstanceConfigurationErrorReason, imageRefPath,
+			"%s: ORC Image reports Glance image %s, which does not exist for this machine's credentials", s.Image.ImageRef.Name, *image.ID)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,8 @@ func TestMain(m *testing.M) {
 	// give the reconcilers a logger of their own).
 	ctrl.SetLogger(logr.Discard())
 	var err error
-	env, err = envtestutil.StartWithCRDs(filepath.Join(envtestutil.RepoRoot(), "test", "envtestutil", "testdata", "externaldns"))
+	env, err = envtestutil.StartWithCRDs(filepath.Join(envtestutil.RepoRoot(), "test", "envtestutil", "testdata", "externaldns"),
+		filepath.Join(envtestutil.RepoRoot(), "test", "envtestutil", "testdata", "orc"))
 	if errors.Is(err, envtestutil.ErrNoAssets) && testing.Short() {
 		fmt.Println("skipping the controller suite in -short mode:", err)
 		os.Exit(0)

@@ -126,6 +126,9 @@ const (
 	WaitingForClusterInfrastructureReason = "WaitingForClusterInfrastructure"
 	// WaitingForBootstrapDataReason means the Machine has no bootstrap data secret yet.
 	WaitingForBootstrapDataReason = "WaitingForBootstrapData"
+	// WaitingForImageReason means the ORC Image spec.image.imageRef names does not exist yet, or
+	// ORC has not made its Glance image available yet; the message says which, and ORC's words.
+	WaitingForImageReason = "WaitingForImage"
 	// WaitingForVolumesReason means Cinder is still building the machine's root volume or
 	// additional volumes; the server is created once they are available.
 	WaitingForVolumesReason = "WaitingForVolumes"

@@ -235,8 +235,8 @@ type SecurityGroupFilter struct {
 	FilterByNeutronTags `json:",inline"`
 }
 
-// ImageParam selects a Glance image by ID or by filter, not both.
-// +kubebuilder:validation:XValidation:rule="has(self.id) != has(self.filter)",message="exactly one of id or filter must be set"
+// ImageParam selects a Glance image by ID, by filter, or through an ORC Image: exactly one.
+// +kubebuilder:validation:XValidation:rule="(has(self.id) ? 1 : 0) + (has(self.filter) ? 1 : 0) + (has(self.imageRef) ? 1 : 0) == 1",message="exactly one of id, filter or imageRef must be set"
 type ImageParam struct {
 	// ID is the UUID of the image.
 	// +kubebuilder:validation:Format:=uuid
@@ -246,6 +246,22 @@ type ImageParam struct {
 	// Filter selects the image by name and tags; it must match exactly one image.
 	// +optional
 	Filter *ImageFilter `json:"filter,omitempty"`
+
+	// ImageRef names an Image of the OpenStack Resource Controller (ORC,
+	// openstack.k-orc.cloud/v1alpha1) in the machine's namespace: the server boots from the
+	// Glance image ORC reports in the Image's status once it is available. The machine waits
+	// for it (InstanceReady reason WaitingForImage).
+	// +optional
+	ImageRef *ResourceReference `json:"imageRef,omitempty"`
+}
+
+// ResourceReference names an object in the referring object's namespace.
+type ResourceReference struct {
+	// Name of the object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
 }
 
 // ImageFilter selects a Glance image. At least one property must be set.

@@ -82,7 +82,7 @@ func (s *Service) ResolveImage(ctx context.Context, param *infrav1.ImageParam) (
 		return i.ID, nil
 	}
 	if param.Filter == nil {
-		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, imagePath, "set id or filter")
+		return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, imagePath, "set id, filter or imageRef")
 	}
 	opts := images.ListOpts{Tags: param.Filter.Tags}
 	if param.Filter.Name != nil {
