@@ -25,11 +25,12 @@ export CAPO_E2E_ARTIFACTS="$artifacts/specs"
 PHASE_PREFIX="e2e: "
 
 # The peers built from the module proxy (upstream CAPO's manager for the takeover spec, ExternalDNS
-# for the plane), once per version into the cache: in the background while the OpenStack and the
-# DNS server start, which wait on apt and on services more than on the CPU.
+# for the plane, ORC for the machines whose image is an ORC Image), once per version into the
+# cache: in the background while the OpenStack and the DNS server start, which wait on apt and on
+# services more than on the CPU.
 peers_log="$(mktemp)"
 peers_start=$SECONDS
-(hack/upstream-capo.sh && hack/external-dns.sh) >"$peers_log" 2>&1 &
+(hack/upstream-capo.sh && hack/external-dns.sh && hack/orc.sh) >"$peers_log" 2>&1 &
 peers_pid=$!
 
 # 1: the local OpenStack is used; 2: and this run started it, so it stops it.
@@ -51,11 +52,12 @@ fi
 phase "DNS server" hack/dns/up.sh
 wait_peers() {
   wait "$peers_pid" || { cat "$peers_log" >&2; return 1; }
-  echo "upstream CAPO ${UPSTREAM_CAPO_VERSION} and ExternalDNS ${EXTERNAL_DNS_VERSION} built or cached, $((SECONDS - peers_start))s after they started"
+  echo "upstream CAPO ${UPSTREAM_CAPO_VERSION}, ExternalDNS ${EXTERNAL_DNS_VERSION} and ORC ${ORC_VERSION} built or cached, $((SECONDS - peers_start))s after they started"
 }
 phase "peers (wait)" wait_peers
 CAPO_MGMT_UPSTREAM="$(hack/upstream-capo.sh)"
-export CAPO_MGMT_UPSTREAM
+CAPO_MGMT_ORC="$(hack/orc.sh)"
+export CAPO_MGMT_UPSTREAM CAPO_MGMT_ORC
 # The suite's plane manages only its clusters' names (*.e2e.example.com), under an owner of its
 # own in the zone, beside a demo's plane; a spec runs a third ExternalDNS with these.
 CAPO_E2E_EXTERNAL_DNS="$(hack/external-dns.sh)"

@@ -18,6 +18,9 @@ ETCD_VERSION=3.6.16
 CLUSTER_API_VERSION=v1.14.2
 EXTERNAL_DNS_VERSION=v0.21.0
 UPSTREAM_CAPO_VERSION=v0.14.7
+# The OpenStack Resource Controller: the version upstream CAPO v0.14.7 builds with, so that its
+# Image CRD and ORC's own are one.
+ORC_VERSION=v2.4.0
 
 ENVTEST_ASSETS_DIR="${CAPO_CACHE_DIR}/envtest/${KUBERNETES_VERSION}-linux-amd64"
 

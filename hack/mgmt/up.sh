@@ -25,7 +25,8 @@
 # endpoint on 127.0.0.1 (its ready file's control= line) that kills, stops and starts managers
 # (the end-to-end crash and leader election specs use it). With CAPO_MGMT_UPSTREAM set to upstream
 # CAPO's directory (hack/upstream-capo.sh), the endpoint also runs upstream's manager in place of
-# this provider's and back: the end-to-end takeover spec uses it.
+# this provider's and back: the end-to-end takeover spec uses it. With CAPO_MGMT_ORC set to the
+# OpenStack Resource Controller's directory (hack/orc.sh), the plane runs ORC too.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/hack/lib.sh"
@@ -55,6 +56,9 @@ fi
 upstream_args=()
 if [ -n "${CAPO_MGMT_UPSTREAM:-}" ]; then
   upstream_args=(--upstream "$CAPO_MGMT_UPSTREAM")
+fi
+if [ -n "${CAPO_MGMT_ORC:-}" ]; then
+  upstream_args+=(--orc "$CAPO_MGMT_ORC")
 fi
 log "release, image and plane ready ($((SECONDS - start))s)"
 

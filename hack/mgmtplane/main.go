@@ -30,7 +30,8 @@ limitations under the License.
 // replica of the provider (provider-manager-1, not started at first) for the leader election
 // spec; the provider's webhook configurations point at a port where the plane stands in for the
 // Service in front of the replicas. With --upstream the endpoint also runs upstream CAPO's manager
-// in place of this provider's and back (upstream.go).
+// in place of this provider's and back (upstream.go). With --orc it also runs the OpenStack
+// Resource Controller (orc.go), its CRDs installed.
 //
 // It runs until SIGINT or SIGTERM, then stops the managers and the API server. hack/mgmt/up.sh
 // starts it in the background and hack/mgmt/down.sh stops it; everything it writes is under --dir:
@@ -96,6 +97,7 @@ type options struct {
 	dnsOwner      string
 	dnsDomain     string
 	upstream      string
+	orc           string
 }
 
 func main() {
@@ -110,6 +112,7 @@ func main() {
 	flag.StringVar(&o.dnsEnv, "dns-env", "", "The env file of the DNS server ExternalDNS updates (hack/dns/up.sh).")
 	flag.StringVar(&o.dnsOwner, "dns-owner", "", "ExternalDNS's owner in the zone's TXT registry: each plane that publishes into one zone needs its own (default capo-<the base name of --dir>).")
 	flag.StringVar(&o.dnsDomain, "dns-domain", "", "The domain under which ExternalDNS manages records (default: the whole zone).")
+	flag.StringVar(&o.orc, "orc", "", "The OpenStack Resource Controller's directory (hack/orc.sh: its manager and CRDs); the plane then runs ORC, which resolves the ORC Images machines name.")
 	flag.StringVar(&o.upstream, "upstream", "", "Upstream CAPO's directory (hack/upstream-capo.sh: its manager and CRDs); the plane then serves a control endpoint that runs upstream's manager in place of this provider's, and back.")
 	flag.Parse()
 	if (o.externalDNS == "") != (o.dnsEnv == "") {
@@ -161,7 +164,7 @@ type plane struct {
 func run(ctx context.Context, o options) error {
 	p := &plane{o: o, logs: filepath.Join(o.dir, "logs"), certs: filepath.Join(o.dir, "certs"), kubeconfig: filepath.Join(o.dir, "kubeconfig"), start: time.Now()}
 	defer p.stop()
-	for _, step := range []func(context.Context) error{p.startAPIServer, p.prepareManagers, p.startExternalDNS, p.installWebhooks, p.startManagers, p.serveControl} {
+	for _, step := range []func(context.Context) error{p.startAPIServer, p.prepareManagers, p.startExternalDNS, p.startORC, p.installWebhooks, p.startManagers, p.serveControl} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -232,7 +235,7 @@ func (p *plane) prepareManagers(ctx context.Context) error {
 	if p.caPEM, err = writeServingCertificate(p.certs); err != nil {
 		return err
 	}
-	if p.ports, err = freePorts(15); err != nil {
+	if p.ports, err = freePorts(16); err != nil {
 		return err
 	}
 	ports := p.ports

@@ -24,11 +24,13 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,7 +38,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 )
 
-var _ = Describe("Machines of a cluster without a load balancer, in server groups, with volumes", Ordered, func() {
+var _ = Describe("Machines of a cluster without a load balancer, in server groups, with volumes and ORC images", Ordered, func() {
 	var (
 		name = "nolb-" + runID
 		key  client.ObjectKey
@@ -184,7 +186,57 @@ var _ = Describe("Machines of a cluster without a load balancer, in server group
 			}
 		}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), "Nova deletes the volumes with the servers")
 	}, NodeTimeout(5*time.Minute))
+
+	It("boots a machine from the Glance image an ORC Image imports, and keeps one whose Image is not available waiting", func(ctx SpecContext) {
+		// ORC runs in the management plane (hack/orc.sh), with the run's identity Secret.
+		ready, missing := name+"-orc", name+"-orc-missing"
+		createORCImage(ctx, ready, cfg.image)
+		createORCImage(ctx, missing, "capo-e2e-no-such-image-"+runID)
+		booted, waiting := name+"-orc", name+"-orc-wait"
+		createMachine(ctx, namespace, name, booted, cfg.zones[0], false, func(s *infrav1.OpenStackMachineSpec) {
+			s.Image = infrav1.ImageParam{ImageRef: &infrav1.ResourceReference{Name: ready}}
+		})
+		createMachine(ctx, namespace, name, waiting, cfg.zones[0], false, func(s *infrav1.OpenStackMachineSpec) {
+			s.Image = infrav1.ImageParam{ImageRef: &infrav1.ResourceReference{Name: missing}}
+		})
+		waitActiveHost(ctx, booted)
+		glance, err := openstack.Image.ListImages(ctx, images.ListOpts{Name: cfg.image})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(glance).To(HaveLen(1))
+		server, err := openstack.Compute.GetServer(ctx, serverOf(ctx, booted))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(server.Image["id"]).To(Equal(glance[0].ID), "the Glance image ORC reports")
+
+		Eventually(func(g Gomega) {
+			osm := &infrav1.OpenStackMachine{}
+			g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: waiting}, osm)).To(Succeed())
+			c := condition(osm.Status.Conditions, infrav1.InstanceReadyCondition)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(infrav1.WaitingForImageReason), c.Message)
+			g.Expect(c.Message).To(HavePrefix("spec.image.imageRef.name: waiting for ORC Image " + namespace + "/" + missing + " to be available"))
+			g.Expect(osm.Status.InstanceID).To(BeNil(), "no server while the image is not there")
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	}, NodeTimeout(4*time.Minute))
 })
+
+// createORCImage creates an ORC Image in the run's namespace that imports the Glance image called
+// glanceName (ORC leaves the Glance image alone when the Image goes), deleted when the calling
+// node ends.
+func createORCImage(ctx context.Context, name, glanceName string) {
+	image := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "openstack.k-orc.cloud/v1alpha1", "kind": "Image",
+		"metadata": map[string]any{"name": name, "namespace": namespace},
+		"spec": map[string]any{
+			"cloudCredentialsRef": map[string]any{"secretName": "cloud", "cloudName": cfg.cloudName},
+			"managementPolicy":    "unmanaged",
+			"import":              map[string]any{"filter": map[string]any{"name": glanceName}},
+		},
+	}}
+	Expect(kube.Create(ctx, image)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(kube.Delete(ctx, image))).To(Succeed())
+	}, NodeTimeout(time.Minute))
+}
 
 // volumesNamed are Cinder's volumes of the project called name.
 func volumesNamed(ctx context.Context, name string) []volumes.Volume {
