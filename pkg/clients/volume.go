@@ -79,7 +79,9 @@ type noVolumeClient struct{ err error }
 func (n noVolumeClient) ListVolumes(context.Context, volumes.ListOptsBuilder) ([]volumes.Volume, error) {
 	return nil, n.err
 }
-func (n noVolumeClient) GetVolume(context.Context, string) (*volumes.Volume, error) { return nil, n.err }
+func (n noVolumeClient) GetVolume(context.Context, string) (*volumes.Volume, error) {
+	return nil, n.err
+}
 func (n noVolumeClient) CreateVolume(context.Context, volumes.CreateOptsBuilder) (*volumes.Volume, error) {
 	return nil, n.err
 }
