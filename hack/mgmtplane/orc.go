@@ -35,8 +35,11 @@ func (p *plane) startORC(ctx context.Context) error {
 		return nil
 	}
 	files, err := filepath.Glob(filepath.Join(p.o.orc, "crds", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("ORC: no CRDs in %s/crds: %v", p.o.orc, err)
+	if err != nil {
+		return fmt.Errorf("ORC: %w", err)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("ORC: no CRDs in %s/crds", p.o.orc)
 	}
 	sort.Strings(files)
 	var crds []*unstructured.Unstructured

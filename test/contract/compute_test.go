@@ -330,7 +330,7 @@ func serverFromVolumes(t *testing.T, tg target) {
 			return false, nil
 		}
 		if !isCode(err, http.StatusBadRequest) {
-			return false, fmt.Errorf("creating a server in a zone Nova does not have: want 400, got %v", err)
+			return false, fmt.Errorf("creating a server in a zone Nova does not have: want 400, got %w", err)
 		}
 		return true, nil
 	}); err != nil {
