@@ -42,6 +42,24 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
+// machineService is the compute service of a machine called name, with the IDs of the flavor and
+// image the scenarios boot: CAPO_CONTRACT_FLAVOR (default m1.tiny) and CAPO_CONTRACT_IMAGE
+// (default fake-image).
+func machineService(t *testing.T, tg target, name string) (svc *compute.Service, flavorID, imageID string) {
+	t.Helper()
+	ctx := context.Background()
+	svc = compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Volume, tg.clients.Network, nil, ownership.Owner{Kind: "OpenStackMachine", Namespace: "contract", Name: name})
+	flavorID, err := svc.ResolveFlavor(ctx, ptr.To(framework.EnvOr("CAPO_CONTRACT_FLAVOR", "m1.tiny")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imageID, err = svc.ResolveImage(ctx, &infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(framework.EnvOr("CAPO_CONTRACT_IMAGE", "fake-image"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, flavorID, imageID
+}
+
 // serverLifecycle drives the compute service as the machine controller does: resolve the
 // flavor and image, create the port and the server in an availability zone, find the server
 // again by name and owner, read its address, delete it and then its port. Flavor and image
@@ -54,15 +72,7 @@ func serverLifecycle(t *testing.T, tg target) {
 		t.Fatal(err)
 	}
 	name := fmt.Sprintf("capo-contract-%d", time.Now().UnixNano())
-	svc := compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Volume, tg.clients.Network, nil, ownership.Owner{Kind: "OpenStackMachine", Namespace: "contract", Name: name})
-	flavorID, err := svc.ResolveFlavor(ctx, ptr.To(framework.EnvOr("CAPO_CONTRACT_FLAVOR", "m1.tiny")), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	imageID, err := svc.ResolveImage(ctx, &infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(framework.EnvOr("CAPO_CONTRACT_IMAGE", "fake-image"))}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, flavorID, imageID := machineService(t, tg, name)
 	owner := "contract/" + name
 	portID := compute.PortIdentity{Name: name + "-0", Description: compute.DefaultPortDescription(owner)}
 	spec := &compute.InstanceSpec{
@@ -225,15 +235,7 @@ func serverFromVolumes(t *testing.T, tg target) {
 	ctx := context.Background()
 	networkID, _ := scratchSubnet(t, tg)
 	name := fmt.Sprintf("capo-contract-%d", time.Now().UnixNano())
-	svc := compute.NewService(tg.clients.Compute, tg.clients.Image, tg.clients.Volume, tg.clients.Network, nil, ownership.Owner{Kind: "OpenStackMachine", Namespace: "contract", Name: name})
-	flavorID, err := svc.ResolveFlavor(ctx, ptr.To(framework.EnvOr("CAPO_CONTRACT_FLAVOR", "m1.tiny")), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	imageID, err := svc.ResolveImage(ctx, &infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(framework.EnvOr("CAPO_CONTRACT_IMAGE", "fake-image"))}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, flavorID, imageID := machineService(t, tg, name)
 	devices := []infrav1.AdditionalBlockDevice{{Name: "data", SizeGiB: 1, Storage: infrav1.BlockDeviceStorage{Type: infrav1.VolumeBlockDevice}}}
 	root, blocks, err := svc.ResolveVolumes(ctx, name, imageID, tg.az, &infrav1.RootVolume{SizeGiB: 1}, devices)
 	if err != nil {
