@@ -230,7 +230,8 @@ func (m *machineReconcile) bootstrapData(ctx context.Context) ([]byte, error) {
 }
 
 // portIdentities are the names and descriptions of the machine's ports, from the spec alone:
-// "<machine>-<nameSuffix or index>", and the spec's description or the provider's.
+// "<machine>-<nameSuffix or index>", and the spec's description or the provider's; and whether
+// each is a trunk's parent (the port's trunk, else the machine's).
 func portIdentities(osm *infrav1.OpenStackMachine) []compute.PortIdentity {
 	owner := osm.Namespace + "/" + osm.Name
 	upstream := ""
@@ -238,7 +239,8 @@ func portIdentities(osm *infrav1.OpenStackMachine) []compute.PortIdentity {
 		upstream = compute.UpstreamPortDescription(cluster)
 	}
 	if len(osm.Spec.Ports) == 0 {
-		return []compute.PortIdentity{{Name: osm.Name + "-0", Description: compute.DefaultPortDescription(owner), UpstreamDescription: upstream}}
+		return []compute.PortIdentity{{Name: osm.Name + "-0", Description: compute.DefaultPortDescription(owner), UpstreamDescription: upstream,
+			Trunk: osm.Spec.Trunk}}
 	}
 	out := make([]compute.PortIdentity, len(osm.Spec.Ports))
 	for i, p := range osm.Spec.Ports {
@@ -251,7 +253,7 @@ func portIdentities(osm *infrav1.OpenStackMachine) []compute.PortIdentity {
 		if p.Description != nil {
 			up = "" // upstream used the spec's description too
 		}
-		out[i] = compute.PortIdentity{Name: osm.Name + "-" + suffix, Description: desc, UpstreamDescription: up}
+		out[i] = compute.PortIdentity{Name: osm.Name + "-" + suffix, Description: desc, UpstreamDescription: up, Trunk: ptr.Deref(p.Trunk, osm.Spec.Trunk)}
 	}
 	return out
 }

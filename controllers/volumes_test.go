@@ -21,7 +21,9 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -135,4 +137,33 @@ func TestMachineVolumesWithoutAServerAreDeleted(t *testing.T) {
 	g.Expect(volumesNamed(cloud, "vm1-root")).To(HaveLen(1), "each attempt takes the same volume")
 	deleteAllMachines(g, ns, osm)
 	g.Expect(cloud.Volumes()).To(BeEmpty())
+}
+
+// A machine that asks for a trunk has one on its port, named like it; deleting the machine deletes
+// the trunk, then the port.
+func TestMachineTrunk(t *testing.T) {
+	g := NewWithT(t)
+	ns := testNamespace("machines-trunk")
+	cloud := newCloudWith(t, g, ns, fakeopenstack.Options{})
+	addMachineImages(cloud)
+	clusterReady(g, newCluster(g, ns, false, managedSpec(), true))
+	osm := newMachine(g, ns, "vm1", "az1", false, func(s *infrav1.OpenStackMachineSpec) {
+		s.Trunk = true
+		s.Ports = []infrav1.PortOpts{{}, {Trunk: ptr.To(false)}}
+	})
+	g.Eventually(func(g Gomega) { machineProvisioned(g, cloud, osm) }, eventually, poll).Should(Succeed())
+	found, err := cloud.Network().ListTrunks(ctx, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(found).To(HaveLen(1), "the first port's; the second says no")
+	parent, err := cloud.Network().GetPort(ctx, found[0].PortID)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(parent.Name).To(Equal("vm1-0"))
+	g.Expect(found[0].Name).To(Equal("vm1-0"))
+	deleteAllMachines(g, ns, osm)
+	found, err = cloud.Network().ListTrunks(ctx, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(found).To(BeEmpty())
+	left, err := cloud.Network().ListPorts(ctx, ports.ListOpts{Name: "vm1-0"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(left).To(BeEmpty())
 }

@@ -64,6 +64,12 @@ type OpenStackMachineSpec struct {
 	// +optional
 	Ports []PortOpts `json:"ports,omitempty"`
 
+	// Trunk makes each of the machine's ports the parent port of a Neutron trunk (named like the
+	// port), unless the port says otherwise: what VLAN subports of a workload (HyperShift's,
+	// an SR-IOV CNI's) hang from. Neutron must have the trunk extension.
+	// +optional
+	Trunk bool `json:"trunk,omitempty"`
+
 	// SecurityGroups are added to every port that does not list its own.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
@@ -269,6 +275,11 @@ type PortOpts struct {
 	// +kubebuilder:validation:items:Pattern=`^[^,/]+$`
 	// +optional
 	Tags []string `json:"tags,omitempty"`
+
+	// Trunk makes the port the parent port of a Neutron trunk (true) or not (false); the
+	// machine's trunk setting when not set.
+	// +optional
+	Trunk *bool `json:"trunk,omitempty"`
 
 	// DisablePortSecurity turns off port security on the port; the network's setting applies
 	// when not set.

@@ -35,7 +35,6 @@ var prunedWhy = map[string]string{
 	"bastion":                           "upstream's bastion host: this provider does not manage one, so its server, port, floating IP and security group stay in the cloud unmanaged and are not deleted with the cluster",
 	"floatingIPPoolRef":                 "the machine's floating IP from an OpenStackFloatingIPPool: the address stays on the server, but nothing releases it",
 	"schedulerHintAdditionalProperties": "extra Nova scheduler hints for new servers",
-	"trunk":                             "a trunk port: an existing trunk stays, but new servers get plain ports, and deleting the machine leaves the trunk and its subports, which hold the port and the network",
 }
 
 var index = regexp.MustCompile(`\[[^\]]*\]`)

@@ -27,6 +27,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 )
@@ -50,6 +51,12 @@ type NetworkClient interface {
 	CreatePort(ctx context.Context, opts ports.CreateOptsBuilder) (*ports.Port, error)
 	UpdatePort(ctx context.Context, id string, opts ports.UpdateOptsBuilder) (*ports.Port, error)
 	DeletePort(ctx context.Context, id string) error
+
+	// ListTrunks, CreateTrunk and DeleteTrunk are Neutron's trunk extension: a machine's port
+	// that asks for it is a trunk's parent.
+	ListTrunks(ctx context.Context, opts trunks.ListOptsBuilder) ([]trunks.Trunk, error)
+	CreateTrunk(ctx context.Context, opts trunks.CreateOptsBuilder) (*trunks.Trunk, error)
+	DeleteTrunk(ctx context.Context, id string) error
 
 	ListRouters(ctx context.Context, opts routers.ListOptsBuilder) ([]routers.Router, error)
 	GetRouter(ctx context.Context, id string) (*routers.Router, error)
@@ -155,6 +162,20 @@ func (n *networkClient) UpdatePort(ctx context.Context, id string, opts ports.Up
 
 func (n *networkClient) DeletePort(ctx context.Context, id string) error {
 	return callErr(serviceNetwork, "DeletePort", func() error { return ports.Delete(ctx, n.c, id).ExtractErr() })
+}
+
+func (n *networkClient) ListTrunks(ctx context.Context, opts trunks.ListOptsBuilder) ([]trunks.Trunk, error) {
+	return call(serviceNetwork, "ListTrunks", func() ([]trunks.Trunk, error) {
+		return allPages(ctx, trunks.List(n.c, opts), trunks.ExtractTrunks)
+	})
+}
+
+func (n *networkClient) CreateTrunk(ctx context.Context, opts trunks.CreateOptsBuilder) (*trunks.Trunk, error) {
+	return call(serviceNetwork, "CreateTrunk", func() (*trunks.Trunk, error) { return trunks.Create(ctx, n.c, opts).Extract() })
+}
+
+func (n *networkClient) DeleteTrunk(ctx context.Context, id string) error {
+	return callErr(serviceNetwork, "DeleteTrunk", func() error { return trunks.Delete(ctx, n.c, id).ExtractErr() })
 }
 
 func (n *networkClient) ListRouters(ctx context.Context, opts routers.ListOptsBuilder) ([]routers.Router, error) {

@@ -278,6 +278,8 @@ func (w *world) addMachine(zone string) {
 	// Every machine boots from a volume and has a data volume and a local disk: faults between
 	// the volumes and the server must leave neither a second volume nor an orphan.
 	osm.Spec.RootVolume = &infrav1.RootVolume{SizeGiB: 10}
+	// Control plane machines' ports are trunk parents: the trunk goes before the port.
+	osm.Spec.Trunk = zone != ""
 	data := &infrav1.BlockDeviceVolume{}
 	if zone != "" {
 		data.AvailabilityZone = &infrav1.VolumeAvailabilityZone{From: infrav1.VolumeAZFromMachine}
@@ -410,10 +412,10 @@ var (
 		"CreatePool", "UpdatePool", "CreateMonitor", "CreateMember", "DeleteMember", "CreateFloatingIP", "UpdateFloatingIP",
 		"DeleteFloatingIP", "CreatePort", "UpdatePort", "DeletePort", "CreateServer", "DeleteServer", "CreateNetwork",
 		"CreateSubnet", "CreateRouter", "AddRouterInterface", "RemoveRouterInterface", "DeleteRouter", "DeleteNetwork",
-		"CreateSecGroup", "CreateSecGroupRules", "DeleteSecGroup", "ReplaceAllTags", "CreateVolume", "DeleteVolume"}
+		"CreateSecGroup", "CreateSecGroupRules", "DeleteSecGroup", "ReplaceAllTags", "CreateVolume", "DeleteVolume", "CreateTrunk", "DeleteTrunk"}
 	reads = []string{"ListLoadBalancers", "GetLoadBalancer", "GetLoadBalancerStatuses", "ListListeners", "ListPools", "ListMembers",
 		"ListPorts", "ListFloatingIPs", "ListNetworks", "ListSubnets", "ListRouters", "ListSecGroups", "GetServer", "ListServers",
-		"ListProviders", "ListAvailabilityZoneCapabilities", "ListVolumes", "ListVolumeAvailabilityZones"}
+		"ListProviders", "ListAvailabilityZoneCapabilities", "ListVolumes", "ListVolumeAvailabilityZones", "ListTrunks"}
 )
 
 // injectFault adds one random fault: an HTTP error, a timeout, a lost response, or a load

@@ -175,6 +175,16 @@ func (w *world) checkEndState(phase string) {
 	if servers, machines := names(inv, "Server"), w.machineNames(); !slices.Equal(servers, machines) {
 		w.fail("phase %q: servers %v, machines %v", phase, servers, machines)
 	}
+	// A trunk on each control plane machine's port, and no other.
+	trunked := 0
+	for _, m := range w.machineNames() {
+		if w.machines[m].zone != "" {
+			trunked++
+		}
+	}
+	if trunks := names(inv, "Trunk"); len(trunks) != trunked {
+		w.fail("phase %q: trunks %v, want one for each of the %d control plane machines", phase, trunks, trunked)
+	}
 	// Each machine's two volumes, attached to its server; and the operator's, untouched.
 	servers := map[string]string{}
 	for _, r := range inv {

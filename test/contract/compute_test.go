@@ -30,6 +30,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -74,7 +75,8 @@ func serverLifecycle(t *testing.T, tg target) {
 	name := fmt.Sprintf("capo-contract-%d", time.Now().UnixNano())
 	svc, flavorID, imageID := machineService(t, tg, name)
 	owner := "contract/" + name
-	portID := compute.PortIdentity{Name: name + "-0", Description: compute.DefaultPortDescription(owner)}
+	// The port is a trunk's parent, as a machine's with trunk: true.
+	portID := compute.PortIdentity{Name: name + "-0", Description: compute.DefaultPortDescription(owner), Trunk: true}
 	spec := &compute.InstanceSpec{
 		Name: name, FlavorID: flavorID, ImageID: imageID, AvailabilityZone: tg.az,
 		UserData: []byte("#cloud-config\n"), Metadata: map[string]string{"purpose": "contract"}, Tags: []string{"capo-contract"},
@@ -126,6 +128,14 @@ func serverLifecycle(t *testing.T, tg target) {
 	if !slices.Contains(port.Tags, "capo-contract") || port.DeviceID != server.ID || port.FixedIPs[0].SubnetID != subnetID {
 		t.Errorf("port %+v: want tagged, attached to %s, on subnet %s", port, server.ID, subnetID)
 	}
+	parents, err := tg.clients.Network.ListTrunks(ctx, trunks.ListOpts{PortID: port.ID})
+	if err != nil || len(parents) != 1 || parents[0].Name != portID.Name {
+		t.Errorf("trunks of port %s: want one named %s, got %+v (%v)", port.ID, portID.Name, parents, err)
+	}
+	// A trunk's parent port cannot be deleted: DeletePorts deletes the trunk first.
+	if err := tg.clients.Network.DeletePort(ctx, port.ID); !isCode(err, http.StatusConflict) {
+		t.Errorf("deleting a trunk's parent port: want 409, got %v", err)
+	}
 	if got := compute.FixedAddress(server, network.Name); got != port.FixedIPs[0].IPAddress {
 		t.Errorf("address on %s: got %q, want the port's %s (addresses %v)", network.Name, got, port.FixedIPs[0].IPAddress, server.Addresses)
 	}
@@ -140,6 +150,9 @@ func serverLifecycle(t *testing.T, tg target) {
 	}
 	if _, err := tg.clients.Network.GetPort(ctx, port.ID); !isCode(err, http.StatusNotFound) {
 		t.Errorf("port after DeletePorts: want 404, got %v", err)
+	}
+	if left, err := tg.clients.Network.ListTrunks(ctx, trunks.ListOpts{PortID: port.ID}); err != nil || len(left) != 0 {
+		t.Errorf("trunks after DeletePorts: want none, got %+v (%v)", left, err)
 	}
 }
 

@@ -20,12 +20,15 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -132,6 +135,28 @@ var _ = Describe("Machines of a cluster without a load balancer, in server group
 		Expect(err).NotTo(HaveOccurred())
 		Expect(found).To(HaveLen(1))
 		Expect(found[0].AllowedAddressPairs).To(ConsistOf(HaveField("IPAddress", "10.42.0.250")), "as Neutron shows the port")
+	}, NodeTimeout(4*time.Minute))
+
+	It("makes a worker's port the parent of a trunk, and deletes the trunk before the port", func(ctx SpecContext) {
+		machine := name + "-trunk"
+		createMachine(ctx, namespace, name, machine, cfg.zones[1], false, func(s *infrav1.OpenStackMachineSpec) { s.Trunk = true })
+		waitActiveHost(ctx, machine)
+		found, err := openstack.Network.ListPorts(ctx, ports.ListOpts{DeviceID: serverOf(ctx, machine)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found).To(HaveLen(1))
+		parent := found[0].ID
+		onPort, err := openstack.Network.ListTrunks(ctx, trunks.ListOpts{PortID: parent})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(onPort).To(ConsistOf(HaveField("Name", machine+"-0")), "as Neutron shows the trunk")
+
+		Expect(kube.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: machine}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			left, err := openstack.Network.ListTrunks(ctx, trunks.ListOpts{PortID: parent})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(left).To(BeEmpty())
+			_, err = openstack.Network.GetPort(ctx, parent)
+			g.Expect(gophercloud.ResponseCodeIs(err, http.StatusNotFound)).To(BeTrue(), "the port is gone too: %v", err)
+		}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed())
 	}, NodeTimeout(4*time.Minute))
 
 	It("boots a machine from a root volume in its zone with a data volume, gives another a local disk, and deletes the volumes with the servers", func(ctx SpecContext) {

@@ -19,17 +19,17 @@ package fakeopenstack
 // Resource is one object of the cloud as an inventory lists it.
 type Resource struct {
 	// Kind is Network, Subnet, Port, Router, SecurityGroup, FloatingIP, LoadBalancer, Listener,
-	// Pool, Member, Monitor, Server or Volume.
+	// Pool, Member, Monitor, Server, Volume or Trunk.
 	Kind string
 	ID   string
 	Name string
 	// Purpose is what tells two objects made for the same thing apart from two made for
 	// different things: the name, but for a floating IP its description (what it was allocated
-	// for), for a member its pool and address, and for a volume its name and description (two
-	// owners' volumes may share a name).
+	// for), for a member its pool and address, for a volume its name and description (two
+	// owners' volumes may share a name), and for a trunk its parent port.
 	Purpose string
-	// Owner is the load balancer of a listener or pool, the pool of a member, or the server a
-	// volume is attached to.
+	// Owner is the load balancer of a listener or pool, the pool of a member, the server a
+	// volume is attached to, or a trunk's parent port.
 	Owner string
 }
 
@@ -59,6 +59,9 @@ func (c *Cloud) Inventory() []Resource {
 	}
 	for _, g := range c.net.groups.all() {
 		add("SecurityGroup", g.ID, g.Name, g.Name, "")
+	}
+	for _, t := range c.net.trunks.all() {
+		add("Trunk", t.ID, t.Name, t.PortID, t.PortID)
 	}
 	for _, f := range c.net.fips.all() {
 		add("FloatingIP", f.ID, f.FloatingIP, f.Description, f.PortID)

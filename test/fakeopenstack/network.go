@@ -31,6 +31,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 
@@ -47,6 +48,7 @@ type networkState struct {
 	groups   store[groups.SecGroup]
 	rules    store[rules.SecGroupRule]
 	fips     store[floatingips.FloatingIP]
+	trunks   store[trunks.Trunk]
 	azs      []clients.NetworkAvailabilityZone
 	exts     []extensions.Extension
 	// requests are the bodies each port was created with: what gophercloud's Port does not
@@ -57,9 +59,9 @@ type networkState struct {
 func (s *networkState) init() {
 	s.networks, s.subnets, s.ports = newStore[networks.Network](), newStore[subnets.Subnet](), newStore[ports.Port]()
 	s.routers, s.groups, s.rules, s.fips = newStore[routers.Router](), newStore[groups.SecGroup](), newStore[rules.SecGroupRule](), newStore[floatingips.FloatingIP]()
-	s.external = map[string]bool{}
+	s.external, s.trunks = map[string]bool{}, newStore[trunks.Trunk]()
 	s.usedIPs, s.requests = map[string]map[netip.Addr]bool{}, map[string]map[string]any{}
-	for _, alias := range []string{"router", "external-net", "security-group", "standard-attr-tag", "availability_zone", "port-security", "allowed-address-pairs"} {
+	for _, alias := range []string{"router", "external-net", "security-group", "standard-attr-tag", "availability_zone", "port-security", "allowed-address-pairs", "trunk"} {
 		s.exts = append(s.exts, extensions.Extension{})
 		s.exts[len(s.exts)-1].Alias = alias
 		s.exts[len(s.exts)-1].Name = alias
@@ -399,7 +401,53 @@ func (a *networkAPI) DeletePort(_ context.Context, id string) error {
 		if _, ok := c.net.ports.get(id); !ok {
 			return notFound("Port", id)
 		}
+		for _, t := range c.net.trunks.all() {
+			if t.PortID == id {
+				return httpError(http.StatusConflict, "Port %s is currently a parent port for trunk %s.", id, t.ID)
+			}
+		}
 		c.deletePort(id)
+		return nil
+	})
+}
+
+func (a *networkAPI) ListTrunks(_ context.Context, opts trunks.ListOptsBuilder) ([]trunks.Trunk, error) {
+	return locked(a.c, "ListTrunks", func(c *Cloud) ([]trunks.Trunk, error) {
+		return filter(c.net.trunks.all(), opts, func(t *trunks.Trunk) map[string]any { return map[string]any{"port_id": t.PortID} })
+	})
+}
+
+// CreateTrunk makes a trunk with its parent port, as Neutron does: the port must exist and be
+// no other trunk's parent.
+func (a *networkAPI) CreateTrunk(_ context.Context, opts trunks.CreateOptsBuilder) (*trunks.Trunk, error) {
+	return locked(a.c, "CreateTrunk", func(c *Cloud) (*trunks.Trunk, error) {
+		body, err := requestBody(opts)
+		if err != nil {
+			return nil, err
+		}
+		portID := str(body, "port_id")
+		if _, ok := c.net.ports.get(portID); !ok {
+			return nil, notFound("Port", portID)
+		}
+		for _, t := range c.net.trunks.all() {
+			if t.PortID == portID {
+				return nil, httpError(http.StatusConflict, "Port %s is currently in use and is not eligible for use as a parent port.", portID)
+			}
+		}
+		t := trunks.Trunk{ID: c.newID("trunk"), Name: str(body, "name"), Description: str(body, "description"), PortID: portID,
+			Status: "ACTIVE", AdminStateUp: true, Subports: []trunks.Subport{}, ProjectID: "fake-project", TenantID: "fake-project"}
+		c.net.trunks.add(t.ID, &t)
+		v := t
+		return &v, nil
+	})
+}
+
+func (a *networkAPI) DeleteTrunk(_ context.Context, id string) error {
+	return lockedErr(a.c, "DeleteTrunk", func(c *Cloud) error {
+		if _, ok := c.net.trunks.get(id); !ok {
+			return notFound("Trunk", id)
+		}
+		c.net.trunks.remove(id)
 		return nil
 	})
 }

@@ -35,6 +35,7 @@ import (
 	routers "github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	groups "github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	rules "github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
+	trunks "github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
 	networks "github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	ports "github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	subnets "github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
@@ -185,6 +186,21 @@ func (mr *MockNetworkClientMockRecorder) CreateSubnet(ctx, opts any) *gomock.Cal
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateSubnet", reflect.TypeOf((*MockNetworkClient)(nil).CreateSubnet), ctx, opts)
 }
 
+// CreateTrunk mocks base method.
+func (m *MockNetworkClient) CreateTrunk(ctx context.Context, opts trunks.CreateOptsBuilder) (*trunks.Trunk, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "CreateTrunk", ctx, opts)
+	ret0, _ := ret[0].(*trunks.Trunk)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// CreateTrunk indicates an expected call of CreateTrunk.
+func (mr *MockNetworkClientMockRecorder) CreateTrunk(ctx, opts any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateTrunk", reflect.TypeOf((*MockNetworkClient)(nil).CreateTrunk), ctx, opts)
+}
+
 // DeleteFloatingIP mocks base method.
 func (m *MockNetworkClient) DeleteFloatingIP(ctx context.Context, id string) error {
 	m.ctrl.T.Helper()
@@ -281,6 +297,20 @@ func (m *MockNetworkClient) DeleteSubnet(ctx context.Context, id string) error {
 func (mr *MockNetworkClientMockRecorder) DeleteSubnet(ctx, id any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "DeleteSubnet", reflect.TypeOf((*MockNetworkClient)(nil).DeleteSubnet), ctx, id)
+}
+
+// DeleteTrunk mocks base method.
+func (m *MockNetworkClient) DeleteTrunk(ctx context.Context, id string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "DeleteTrunk", ctx, id)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// DeleteTrunk indicates an expected call of DeleteTrunk.
+func (mr *MockNetworkClientMockRecorder) DeleteTrunk(ctx, id any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "DeleteTrunk", reflect.TypeOf((*MockNetworkClient)(nil).DeleteTrunk), ctx, id)
 }
 
 // GetFloatingIP mocks base method.
@@ -506,6 +536,21 @@ func (m *MockNetworkClient) ListSubnets(ctx context.Context, opts subnets.ListOp
 func (mr *MockNetworkClientMockRecorder) ListSubnets(ctx, opts any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ListSubnets", reflect.TypeOf((*MockNetworkClient)(nil).ListSubnets), ctx, opts)
+}
+
+// ListTrunks mocks base method.
+func (m *MockNetworkClient) ListTrunks(ctx context.Context, opts trunks.ListOptsBuilder) ([]trunks.Trunk, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "ListTrunks", ctx, opts)
+	ret0, _ := ret[0].([]trunks.Trunk)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// ListTrunks indicates an expected call of ListTrunks.
+func (mr *MockNetworkClientMockRecorder) ListTrunks(ctx, opts any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ListTrunks", reflect.TypeOf((*MockNetworkClient)(nil).ListTrunks), ctx, opts)
 }
 
 // RemoveRouterInterface mocks base method.

@@ -23,7 +23,11 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsbinding"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
@@ -69,6 +73,9 @@ type PortIdentity struct {
 	// machine's server (UpstreamPortDescription); a detached port so named and described is the
 	// machine's too, and is deleted with it.
 	UpstreamDescription string
+	// Trunk: the port is the parent of a trunk the controller makes with it and deletes before
+	// it.
+	Trunk bool
 }
 
 // UpstreamPortDescription is the description upstream CAPO v0.14 gives the ports of the
@@ -137,7 +144,58 @@ func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, 
 	if _, err := networking.EnsureTags(ctx, s.network, "ports", port.ID, port.Tags, tags); err != nil {
 		return nil, fmt.Errorf("port %s: %w", spec.Name, err)
 	}
+	if spec.Trunk {
+		if err := s.ensureTrunk(ctx, port); err != nil {
+			return nil, err
+		}
+	}
 	return port, nil
+}
+
+// ensureTrunk makes the trunk whose parent is the machine's port, named like it and marked with
+// the machine's description, unless the port has one: a port is the parent of one trunk at most,
+// so the trunk found on it is the one an earlier attempt made.
+func (s *Service) ensureTrunk(ctx context.Context, port *ports.Port) error {
+	found, err := s.network.ListTrunks(ctx, trunks.ListOpts{PortID: port.ID})
+	if err != nil {
+		return fmt.Errorf("listing the trunks of port %s: %w", port.Name, err)
+	}
+	if slices.ContainsFunc(found, func(t trunks.Trunk) bool { return t.PortID == port.ID }) {
+		return nil
+	}
+	t, err := s.network.CreateTrunk(ctx, trunks.CreateOpts{PortID: port.ID, Name: port.Name, Description: s.owner.Description()})
+	if clients.IsNotFound(err) {
+		// Neutron answers 404 for a collection it does not serve.
+		return report.Refuted(infrav1.InstanceConfigurationErrorReason, field.NewPath("spec", "trunk"),
+			"port %s asks for a trunk, and Neutron has no trunk extension (or the port is gone): %v", port.Name, err)
+	}
+	if err != nil {
+		return fmt.Errorf("creating the trunk of port %s: %w", port.Name, err)
+	}
+	s.report.Changed("CreatedTrunk", report.Resource{Kind: "Trunk", Name: port.Name, ID: t.ID}, "Created trunk %s (%s) with parent port %s", port.Name, t.ID, port.ID)
+	return nil
+}
+
+// deleteTrunks deletes the trunks whose parent is the machine's port p, so that the port can go:
+// those the machine made (its mark) and those upstream made with the port (the port's upstream
+// description). Another trunk on the port is left, and Neutron then refuses the port's deletion,
+// which the machine reports.
+func (s *Service) deleteTrunks(ctx context.Context, p *ports.Port, id PortIdentity) error {
+	found, err := s.network.ListTrunks(ctx, trunks.ListOpts{PortID: p.ID})
+	if err != nil {
+		return fmt.Errorf("listing the trunks of port %s: %w", p.Name, err)
+	}
+	for _, t := range found {
+		mine := t.Description == s.owner.Description() || (id.UpstreamDescription != "" && t.Description == id.UpstreamDescription)
+		if t.PortID != p.ID || !mine {
+			continue
+		}
+		if err := s.network.DeleteTrunk(ctx, t.ID); err != nil && !clients.IsNotFound(err) {
+			return fmt.Errorf("deleting trunk %s (%s) of port %s: %w", t.Name, t.ID, p.Name, err)
+		}
+		s.report.Changed("DeletedTrunk", report.Resource{Kind: "Trunk", Name: t.Name, ID: t.ID}, "Deleted trunk %s (%s)", t.Name, t.ID)
+	}
+	return nil
 }
 
 // portClaim is what a port named after one of the machine's is to the machine: its mark is the
@@ -165,6 +223,11 @@ func (s *Service) DeletePorts(ctx context.Context, identities []PortIdentity) er
 			// device is another's, whatever it carries.
 			if p.DeviceID != "" || !ownership.Mine(s.portClaim(&p, id)) {
 				continue
+			}
+			if id.Trunk {
+				if err := s.deleteTrunks(ctx, &p, id); err != nil {
+					return err
+				}
 			}
 			if err := s.network.DeletePort(ctx, p.ID); err != nil && !clients.IsNotFound(err) {
 				return fmt.Errorf("deleting port %s (%s): %w", p.Name, p.ID, err)
