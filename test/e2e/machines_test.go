@@ -156,7 +156,7 @@ var _ = Describe("Machines of a cluster without a load balancer, in server group
 			g.Expect(left).To(BeEmpty())
 			_, err = openstack.Network.GetPort(ctx, parent)
 			g.Expect(gophercloud.ResponseCodeIs(err, http.StatusNotFound)).To(BeTrue(), "the port is gone too: %v", err)
-		}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed())
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	}, NodeTimeout(4*time.Minute))
 
 	It("boots a machine from a root volume in its zone with a data volume, gives another a local disk, and deletes the volumes with the servers", func(ctx SpecContext) {
