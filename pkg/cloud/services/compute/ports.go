@@ -177,16 +177,17 @@ func (s *Service) ensureTrunk(ctx context.Context, port *ports.Port) error {
 }
 
 // deleteTrunks deletes the trunks whose parent is the machine's port p, so that the port can go:
-// those the machine made (its mark) and those upstream made with the port (the port's upstream
-// description). Another trunk on the port is left, and Neutron then refuses the port's deletion,
-// which the machine reports.
+// those the machine made (its mark) and those upstream made with the port (upstream gives a trunk
+// its port's description: upstream's default, or the spec's). Another trunk on the port is left,
+// and Neutron then refuses the port's deletion, which the machine reports.
 func (s *Service) deleteTrunks(ctx context.Context, p *ports.Port, id PortIdentity) error {
 	found, err := s.network.ListTrunks(ctx, trunks.ListOpts{PortID: p.ID})
 	if err != nil {
 		return fmt.Errorf("listing the trunks of port %s: %w", p.Name, err)
 	}
 	for _, t := range found {
-		mine := t.Description == s.owner.Description() || (id.UpstreamDescription != "" && t.Description == id.UpstreamDescription)
+		mine := t.Description == s.owner.Description() || t.Description == id.Description ||
+			(id.UpstreamDescription != "" && t.Description == id.UpstreamDescription)
 		if t.PortID != p.ID || !mine {
 			continue
 		}

@@ -59,16 +59,20 @@ func TestDeletePortsDeletesTheirTrunksFirst(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	m, svc := newMocked(t)
-	id := PortIdentity{Name: "m1-0", Description: DefaultPortDescription(owner), UpstreamDescription: UpstreamPortDescription("c"), Trunk: true}
+	id := PortIdentity{Name: "m1-0", Description: "the storage port", UpstreamDescription: UpstreamPortDescription("c"), Trunk: true}
 	gomock.InOrder(
-		m.net.EXPECT().ListPorts(ctx, ports.ListOpts{Name: "m1-0"}).Return([]ports.Port{{ID: "port-1", Name: "m1-0", Description: DefaultPortDescription(owner)}}, nil),
+		m.net.EXPECT().ListPorts(ctx, ports.ListOpts{Name: "m1-0"}).Return([]ports.Port{
+			{ID: "port-1", Name: "m1-0", Description: "the storage port", Tags: []string{svc.owner.Tag()}},
+		}, nil),
 		m.net.EXPECT().ListTrunks(ctx, trunks.ListOpts{PortID: "port-1"}).Return([]trunks.Trunk{
 			{ID: "mine", PortID: "port-1", Description: mark},
 			{ID: "upstreams", PortID: "port-1", Description: UpstreamPortDescription("c")},
+			{ID: "upstreams-with-the-specs-words", PortID: "port-1", Description: "the storage port"},
 			{ID: "someone-elses", PortID: "port-1", Description: "a trunk of mine"},
 		}, nil),
 		m.net.EXPECT().DeleteTrunk(ctx, "mine").Return(nil),
 		m.net.EXPECT().DeleteTrunk(ctx, "upstreams").Return(nil),
+		m.net.EXPECT().DeleteTrunk(ctx, "upstreams-with-the-specs-words").Return(nil),
 		m.net.EXPECT().DeletePort(ctx, "port-1").Return(nil),
 	)
 	g.Expect(svc.DeletePorts(ctx, []PortIdentity{id})).To(Succeed())
