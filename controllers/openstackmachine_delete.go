@@ -51,7 +51,7 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 			// for this machine, and the credentials do not work.
 			owner := machineOwner(m.osm, "")
 			m.report.Warn("DeletedWithoutOpenStack", report.Resource{},
-				"Deleted without calling OpenStack: %s, and neither the spec nor the status records a server. A port made and never recorded carries the description %q or the tag %s",
+				"Deleted without calling OpenStack: %s, and neither the spec nor the status records a server. A port or a volume made and never recorded carries the description %q (a port may carry the tag %s instead)",
 				failureMessage(err), owner.Description(), owner.Tag())
 			controllerutil.RemoveFinalizer(m.osm, infrav1.MachineFinalizer)
 			return ctrl.Result{}, nil
