@@ -72,6 +72,18 @@ func decodeInto(fields map[string]any, into any) {
 	_ = json.Unmarshal(raw, into)
 }
 
+// stringMap is a request body's object of strings (Nova's or Cinder's metadata) as the API
+// stores it; empty, not nil, when the body has none.
+func stringMap(v any) map[string]string {
+	out := map[string]string{}
+	if m, ok := v.(map[string]any); ok {
+		for k := range m {
+			out[k] = str(m, k)
+		}
+	}
+	return out
+}
+
 func str(m map[string]any, key string) string {
 	if v, ok := m[key]; ok && v != nil {
 		return fmt.Sprint(v)

@@ -256,12 +256,7 @@ func (a *computeAPI) CreateServer(_ context.Context, opts servers.CreateOptsBuil
 			e.settleTo = "ERROR"
 		}
 		e.server = servers.Server{ID: id, Name: str(body, "name"), Status: "BUILD", AvailabilityZone: az, TenantID: "fake-project",
-			Metadata: map[string]string{}, Created: c.opts.Now().UTC().Truncate(time.Second)}
-		if md, ok := body["metadata"].(map[string]any); ok {
-			for k, v := range md {
-				e.server.Metadata[k] = str(map[string]any{"v": v}, "v")
-			}
-		}
+			Metadata: stringMap(body["metadata"]), Created: c.opts.Now().UTC().Truncate(time.Second)}
 		if tags := stringsOf(body["tags"]); tags != nil {
 			e.server.Tags = &tags
 		}

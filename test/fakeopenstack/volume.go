@@ -98,20 +98,13 @@ type volumeAPI struct{ c *Cloud }
 
 func (a *volumeAPI) ListVolumes(_ context.Context, opts volumes.ListOptsBuilder) ([]volumes.Volume, error) {
 	return locked(a.c, "ListVolumes", func(c *Cloud) ([]volumes.Volume, error) {
-		for _, e := range c.vol.volumes.all() {
+		entries := c.vol.volumes.all()
+		all := make([]*volumes.Volume, 0, len(entries))
+		for _, e := range entries {
 			c.settleVolume(e)
+			all = append(all, &e.volume)
 		}
-		found, err := filter(c.vol.volumes.all(), opts, func(e *volumeEntry) map[string]any {
-			return map[string]any{"name": e.volume.Name, "status": e.volume.Status}
-		})
-		if err != nil {
-			return nil, err
-		}
-		out := make([]volumes.Volume, 0, len(found))
-		for _, e := range found {
-			out = append(out, e.volume)
-		}
-		return out, nil
+		return filter(all, opts, nil)
 	})
 }
 
@@ -164,13 +157,8 @@ func (a *volumeAPI) CreateVolume(_ context.Context, opts volumes.CreateOptsBuild
 			e.settleTo = "error"
 		}
 		e.volume = volumes.Volume{ID: c.newID("volume"), Name: str(body, "name"), Description: str(body, "description"), Size: int(size),
-			AvailabilityZone: az, VolumeType: kind, Bootable: bootable, Status: "creating", Metadata: map[string]string{},
+			AvailabilityZone: az, VolumeType: kind, Bootable: bootable, Status: "creating", Metadata: stringMap(body["metadata"]),
 			CreatedAt: c.opts.Now().UTC().Truncate(time.Second)}
-		if md, ok := body["metadata"].(map[string]any); ok {
-			for k, v := range md {
-				e.volume.Metadata[k] = str(map[string]any{"v": v}, "v")
-			}
-		}
 		if c.opts.ServerBuildReads == 0 {
 			e.volume.Status = e.settleTo
 		}

@@ -198,9 +198,8 @@ func (s *Service) findUnrecorded(ctx context.Context, p *Plan, namespace, cluste
 	if err != nil {
 		return fmt.Errorf("listing floating IPs: %w", err)
 	}
-	zonePrefix := FloatingIPDescription(namespace, cluster, "") + " in availability zone "
 	for _, fip := range fips {
-		az, ok := strings.CutPrefix(fip.Description, zonePrefix)
+		az, ok := zoneOfFloatingIP(fip.Description, namespace, cluster)
 		if !ok || az == "" || planned[az] {
 			continue
 		}

@@ -82,8 +82,19 @@ func FloatingIPDescription(namespace, cluster, az string) string {
 // ownsFloatingIP reports whether a floating IP description is one FloatingIPDescription gives for
 // this cluster, in any availability zone.
 func ownsFloatingIP(description, namespace, cluster string) bool {
+	_, ok := zoneOfFloatingIP(description, namespace, cluster)
+	return ok
+}
+
+// zoneOfFloatingIP is the availability zone a floating IP description FloatingIPDescription gave
+// for this cluster names ("" for the single load balancer's); ok is false for any other
+// description.
+func zoneOfFloatingIP(description, namespace, cluster string) (az string, ok bool) {
 	base := FloatingIPDescription(namespace, cluster, "")
-	return description == base || strings.HasPrefix(description, base+" in availability zone ")
+	if description == base {
+		return "", true
+	}
+	return strings.CutPrefix(description, base+" in availability zone ")
 }
 
 // zoneWords names what a load balancer serves, for messages.
