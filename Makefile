@@ -42,7 +42,7 @@ generate: generate-go manifests ## Regenerate everything that is generated: deep
 .PHONY: generate-go
 generate-go: ## Regenerate deepcopy functions and mocks.
 	@hack/tools.sh controller-gen mockgen >/dev/null
-	rm -f api/v1beta1/zz_generated.deepcopy.go pkg/clients/mock/*.go
+	rm -f api/*/zz_generated.deepcopy.go pkg/clients/mock/*.go
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate/boilerplate.go.txt paths=./api/...
 	PATH="$(TOOLS_BIN):$$PATH" go generate ./...
 

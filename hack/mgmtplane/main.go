@@ -300,7 +300,10 @@ func (p *plane) installWebhooks(ctx context.Context) error {
 	if err := installWebhooks(ctx, p.c, capiWebhooks, "capi-", p.ports[0], p.caPEM); err != nil {
 		return err
 	}
-	return installWebhooks(ctx, p.c, p.comps.webhooks, "", p.ports[1], p.caPEM)
+	if err := installWebhooks(ctx, p.c, p.comps.webhooks, "", p.ports[1], p.caPEM); err != nil {
+		return err
+	}
+	return pointConversions(ctx, p.c, p.comps.install, p.ports[1], p.caPEM)
 }
 
 // startManagers starts the managers under the supervisor and waits until each is ready.
@@ -422,6 +425,34 @@ func installWebhooks(ctx context.Context, c client.Client, objs []*unstructured.
 		}
 		if err := createOrReplace(ctx, c, obj); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// pointConversions points the conversion webhook of each CRD among objs that converts through a
+// webhook (ours: v1beta1 <-> v1beta2) at https://127.0.0.1:port/convert, the stand-in for the
+// webhook Service, trusting caPEM: what cert-manager's CA injection and the Service do in a real
+// cluster.
+func pointConversions(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, port int, caPEM []byte) error {
+	for _, obj := range objs {
+		if strategy, _, _ := unstructured.NestedString(obj.Object, "spec", "conversion", "strategy"); obj.GetKind() != "CustomResourceDefinition" || strategy != "Webhook" {
+			continue
+		}
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKey{Name: obj.GetName()}, crd); err != nil {
+			return fmt.Errorf("CRD %s: %w", obj.GetName(), err)
+		}
+		clientConfig := map[string]any{
+			"url":      fmt.Sprintf("https://127.0.0.1:%d/convert", port),
+			"caBundle": base64.StdEncoding.EncodeToString(caPEM),
+		}
+		if err := unstructured.SetNestedMap(crd.Object, clientConfig, "spec", "conversion", "webhook", "clientConfig"); err != nil {
+			return err
+		}
+		if err := c.Update(ctx, crd); err != nil {
+			return fmt.Errorf("pointing the conversion webhook of CRD %s: %w", obj.GetName(), err)
 		}
 	}
 	return nil

@@ -151,6 +151,9 @@ func (s *switcher) switchTo(ctx context.Context, to string) error {
 	if err := installWebhooks(ctx, s.c, s.comps.webhooks, "", s.oursWebhook, s.caPEM); err != nil {
 		return err
 	}
+	if err := pointConversions(ctx, s.c, s.comps.install, s.oursWebhook, s.caPEM); err != nil {
+		return err
+	}
 	if err := s.ours.start(s.logs, s.sup.exited); err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package scheme builds the runtime scheme of the manager: the built-in kinds, Cluster API's core
-// kinds and the provider's own.
+// kinds and the provider's own in both API versions (v1beta2 converts through v1beta1, the hub).
 package scheme
 
 import (
@@ -24,12 +24,13 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	infrav1beta2 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta2"
 )
 
 // New returns a scheme with every kind the manager reads or writes.
 func New() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme, infrav1beta2.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, err
 		}

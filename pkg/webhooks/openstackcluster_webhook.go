@@ -24,7 +24,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -45,9 +44,9 @@ var _ admission.Validator[*infrav1.OpenStackCluster] = &OpenStackCluster{}
 
 // ValidateCreate accepts everything the schema accepted, and a zone-maintenance annotation that
 // names zones the spec maps.
-func (*OpenStackCluster) ValidateCreate(_ context.Context, obj *infrav1.OpenStackCluster) (admission.Warnings, error) {
+func (*OpenStackCluster) ValidateCreate(ctx context.Context, obj *infrav1.OpenStackCluster) (admission.Warnings, error) {
 	if errs := validateMaintenance(obj); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(infrav1.GroupVersion.WithKind("OpenStackCluster").GroupKind(), obj.Name, errs)
+		return nil, invalid(ctx, infrav1.GroupVersion.WithKind("OpenStackCluster").GroupKind(), obj.Name, errs)
 	}
 	return nil, nil
 }
@@ -90,7 +89,7 @@ func (*OpenStackCluster) ValidateDelete(context.Context, *infrav1.OpenStackClust
 
 // ValidateUpdate follows upstream CAPO's immutability of network and load balancer placement, and
 // allows what the multi-AZ migration needs.
-func (*OpenStackCluster) ValidateUpdate(_ context.Context, oldObj, newObj *infrav1.OpenStackCluster) (admission.Warnings, error) {
+func (*OpenStackCluster) ValidateUpdate(ctx context.Context, oldObj, newObj *infrav1.OpenStackCluster) (admission.Warnings, error) {
 	warnings, errs := validateClusterSpecUpdate(&oldObj.Spec, &newObj.Spec, &oldObj.Status)
 	// The annotation is checked when it or the zones change: an object admitted before this
 	// rule is not blocked in unrelated updates.
@@ -100,9 +99,9 @@ func (*OpenStackCluster) ValidateUpdate(_ context.Context, oldObj, newObj *infra
 	}
 	if len(errs) > 0 {
 		// The warnings describe what an accepted change would do; none of it happens.
-		return nil, apierrors.NewInvalid(infrav1.GroupVersion.WithKind("OpenStackCluster").GroupKind(), newObj.Name, errs)
+		return nil, invalid(ctx, infrav1.GroupVersion.WithKind("OpenStackCluster").GroupKind(), newObj.Name, errs)
 	}
-	return warnings, nil
+	return warningsFor(ctx, warnings), nil
 }
 
 func validateClusterSpecUpdate(oldSpec, newSpec *infrav1.OpenStackClusterSpec, status *infrav1.OpenStackClusterStatus) (admission.Warnings, field.ErrorList) {

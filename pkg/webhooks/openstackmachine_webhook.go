@@ -19,7 +19,6 @@ package webhooks
 import (
 	"context"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -45,13 +44,13 @@ func (*OpenStackMachine) ValidateDelete(context.Context, *infrav1.OpenStackMachi
 }
 
 // ValidateUpdate rejects changes to anything but spec.providerID and spec.identityRef.
-func (*OpenStackMachine) ValidateUpdate(_ context.Context, oldObj, newObj *infrav1.OpenStackMachine) (admission.Warnings, error) {
+func (*OpenStackMachine) ValidateUpdate(ctx context.Context, oldObj, newObj *infrav1.OpenStackMachine) (admission.Warnings, error) {
 	older, newer := oldObj.Spec.DeepCopy(), newObj.Spec.DeepCopy()
 	older.ProviderID = newer.ProviderID
 	older.IdentityRef = newer.IdentityRef
 	errs := forbidChanges(field.NewPath("spec"), older, newer, "cannot be changed: the server is not rebuilt in place; replace the Machine instead")
 	if len(errs) > 0 {
-		return nil, apierrors.NewInvalid(infrav1.GroupVersion.WithKind("OpenStackMachine").GroupKind(), newObj.Name, errs)
+		return nil, invalid(ctx, infrav1.GroupVersion.WithKind("OpenStackMachine").GroupKind(), newObj.Name, errs)
 	}
 	return nil, nil
 }

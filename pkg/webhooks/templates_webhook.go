@@ -19,7 +19,6 @@ package webhooks
 import (
 	"context"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -84,7 +83,7 @@ func validateTemplateUpdate(ctx context.Context, obj metav1.Object, gk schema.Gr
 	}
 	errs := forbidChanges(field.NewPath("spec", "template", "spec"), oldSpec, newSpec, templateImmutableDetail)
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(gk, obj.GetName(), errs)
+		return invalid(ctx, gk, obj.GetName(), errs)
 	}
 	return nil
 }

@@ -25,6 +25,14 @@ limitations under the License.
 //	# field: spec.controlPlaneEndpoint.host   (rejected only; may repeat)
 //	# message: must be a DNS name              (rejected only; may repeat)
 //
+// Every case also runs in v1beta2: its documents translated to v1beta2 and the fields it names
+// moved to their v1beta2 paths (v1beta2_test.go). Where the v1beta2 error says it otherwise, or
+// the case has no v1beta2 form, the header says so:
+//
+//	# v1beta2-field: spec.flavor                (replaces the fields; may repeat)
+//	# v1beta2-message: exactly one of id or filter (replaces the messages; may repeat)
+//	# v1beta2-skip: why                         (the case runs in v1beta1 only)
+//
 // Every document before the last must be accepted. A document whose kind and name were applied
 // before in the same file is applied as an update of that object, so update rules are tested with
 // a create followed by the changed document. Each file runs in a namespace of its own.
@@ -78,6 +86,12 @@ type testCase struct {
 	fields   []string
 	messages []string
 	docs     []*unstructured.Unstructured
+
+	// The same case written in v1beta2 (v1beta2_test.go): the documents translated, and what the
+	// error must name there. skipV1beta2 says why a case has no v1beta2 twin.
+	v1beta2Fields   []string
+	v1beta2Messages []string
+	skipV1beta2     string
 }
 
 func loadCase(path string) (*testCase, error) {
@@ -101,6 +115,12 @@ func loadCase(path string) (*testCase, error) {
 			tc.fields = append(tc.fields, value)
 		case "message":
 			tc.messages = append(tc.messages, value)
+		case "v1beta2-field":
+			tc.v1beta2Fields = append(tc.v1beta2Fields, value)
+		case "v1beta2-message":
+			tc.v1beta2Messages = append(tc.v1beta2Messages, value)
+		case "v1beta2-skip":
+			tc.skipV1beta2 = value
 		}
 	}
 	if tc.expect != "accepted" && tc.expect != "rejected" {
@@ -158,30 +178,47 @@ func TestYAMLCases(t *testing.T) {
 	}
 	for i, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			tc, err := loadCase(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("case-%03d", i)}}
-			if err := env.Client.Create(ctx, ns); err != nil {
-				t.Fatalf("creating namespace: %v", err)
-			}
-			for j, doc := range tc.docs {
-				doc.SetNamespace(ns.Name)
-				err := apply(ctx, env.Client, doc)
-				last := j == len(tc.docs)-1
-				switch {
-				case !last && err != nil:
-					t.Fatalf("document %d (a step before the one under test) was rejected: %v", j+1, err)
-				case last && tc.expect == "accepted" && err != nil:
-					t.Fatalf("expected the document to be accepted, got: %v", err)
-				case last && tc.expect == "rejected":
-					checkRejection(t, err, tc)
-				}
-			}
+		tc, err := loadCase(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The twin is made before the v1beta1 run, which fills the documents from the server.
+		twin, err := tc.inV1beta2()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run("v1beta1/"+name, func(t *testing.T) {
+			runCase(t, fmt.Sprintf("case-%03d", i), tc)
 		})
+		t.Run("v1beta2/"+name, func(t *testing.T) {
+			if tc.skipV1beta2 != "" {
+				t.Skip("no v1beta2 twin: " + tc.skipV1beta2)
+			}
+			runCase(t, fmt.Sprintf("v1beta2-case-%03d", i), twin)
+		})
+	}
+}
+
+// runCase applies the case's documents in a namespace of their own and checks the last one's fate.
+func runCase(t *testing.T, namespace string, tc *testCase) {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := env.Client.Create(ctx, ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	for j, doc := range tc.docs {
+		doc.SetNamespace(ns.Name)
+		err := apply(ctx, env.Client, doc)
+		last := j == len(tc.docs)-1
+		switch {
+		case !last && err != nil:
+			t.Fatalf("document %d (a step before the one under test) was rejected: %v", j+1, err)
+		case last && tc.expect == "accepted" && err != nil:
+			t.Fatalf("expected the document to be accepted, got: %v", err)
+		case last && tc.expect == "rejected":
+			checkRejection(t, err, tc)
+		}
 	}
 }
 

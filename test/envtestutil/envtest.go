@@ -72,8 +72,8 @@ func CAPICRDPath() (string, error) {
 }
 
 // Start starts etcd and kube-apiserver, installs the CRDs from config/crd/bases (and Cluster API's
-// core CRDs) and the webhook configuration from config/webhook, and serves the webhooks from a
-// manager in this process.
+// core CRDs) and the webhook configuration from config/webhook, and serves the webhooks and the
+// v1beta1 <-> v1beta2 conversion from a manager in this process.
 func Start() (*Environment, error) { return StartWithCRDs() }
 
 // StartWithCRDs is Start with the CRDs of more directories installed too.
@@ -86,9 +86,16 @@ func StartWithCRDs(crdDirs ...string) (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
+	scheme, err := managerscheme.New()
+	if err != nil {
+		return nil, err
+	}
+	// With the scheme, envtest points the conversion webhook of each CRD whose kind converts
+	// (ours: v1beta1 <-> v1beta2) at the manager below, as the release's CRDs point at its Service.
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     append([]string{filepath.Join(root, "config", "crd", "bases"), capiCRDs}, crdDirs...),
 		ErrorIfCRDPathMissing: true,
+		CRDInstallOptions:     envtest.CRDInstallOptions{Scheme: scheme},
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
 			Paths: []string{filepath.Join(root, "config", "webhook")},
 		},
@@ -99,11 +106,6 @@ func StartWithCRDs(crdDirs ...string) (*Environment, error) {
 	}
 	e := &Environment{Config: cfg, env: env, done: make(chan error, 1)}
 
-	scheme, err := managerscheme.New()
-	if err != nil {
-		_ = env.Stop()
-		return nil, err
-	}
 	wio := &env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
