@@ -79,6 +79,9 @@ var Kinds = []struct {
 // Group is the API group of the kinds, upstream's and ours.
 const Group = "infrastructure.cluster.x-k8s.io"
 
+// ServedVersions are the versions this provider's CRDs serve, the storage version first.
+var ServedVersions = []string{"v1beta1", "v1beta2"}
+
 // CheckObject returns the findings of one stored object of kind, read from the API server while
 // upstream's CRDs serve it.
 func CheckObject(kind string, obj *unstructured.Unstructured, ours Schemas) []Finding {
@@ -87,13 +90,15 @@ func CheckObject(kind string, obj *unstructured.Unstructured, ours Schemas) []Fi
 	add := func(sev Severity, path, format string, args ...any) {
 		out = append(out, Finding{Severity: sev, Kind: kind, Object: id, Path: path, Message: fmt.Sprintf(format, args...)})
 	}
-	schemaOf := ours[kind]
+	version := strings.TrimPrefix(obj.GetAPIVersion(), Group+"/")
+	schemaOf := ours.Of(version, kind)
 	if schemaOf == nil {
-		add(Lost, "", "this provider has no CRD for the kind")
+		if ours.Of(ServedVersions[0], kind) == nil {
+			add(Lost, "", "this provider has no CRD for the kind")
+			return out
+		}
+		add(Lost, "apiVersion", "read as %s: this provider serves %s only; convert the object with upstream's release first", obj.GetAPIVersion(), strings.Join(ServedVersions, " and "))
 		return out
-	}
-	if v := obj.GetAPIVersion(); v != Group+"/v1beta1" {
-		add(Lost, "apiVersion", "stored as %s: this provider serves v1beta1 only; convert the object with upstream's v0.14 first", v)
 	}
 	// What the CRD would prune: everything under spec (status is rebuilt from the cloud).
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
@@ -113,7 +118,7 @@ func CheckObject(kind string, obj *unstructured.Unstructured, ours Schemas) []Fi
 		}
 		prefix := strings.Join(k.SpecPath, ".")
 		for _, check := range honoured[strings.TrimSuffix(kind, "Template")] {
-			if path, why := check(inner); path != "" {
+			if path, why := check(version, inner); path != "" {
 				add(Lost, prefix+"."+path, "%s", why)
 			}
 		}
@@ -188,7 +193,11 @@ func (r *Report) Write(w io.Writer) error {
 func Run(ctx context.Context, c client.Reader, ours Schemas) (*Report, error) {
 	r := &Report{Checked: map[string]int{}}
 	for _, k := range Kinds {
-		objs, err := list(ctx, c, schema.GroupVersionKind{Group: Group, Version: "v1beta1", Kind: k.Kind})
+		version, err := readVersion(ctx, c, k.Kind)
+		if err != nil {
+			return nil, err
+		}
+		objs, err := list(ctx, c, schema.GroupVersionKind{Group: Group, Version: version, Kind: k.Kind})
 		if err != nil {
 			return nil, err
 		}
@@ -227,24 +236,53 @@ func Run(ctx context.Context, c client.Reader, ours Schemas) (*Report, error) {
 	return r, nil
 }
 
+// readVersion is the version to read kind's objects in: v1beta2 when the installed CRD serves it
+// (upstream's v0.15 stores it: reading it shows the objects as stored, with the fields only
+// v1beta2 has), v1beta1 otherwise (upstream's v0.14, or no CRD at all).
+func readVersion(ctx context.Context, c client.Reader, kind string) (string, error) {
+	crd, err := getCRD(ctx, c, kind)
+	if crd == nil || err != nil {
+		return "v1beta1", err
+	}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		if v, ok := v.(map[string]any); ok && v["name"] == "v1beta2" && v["served"] == true {
+			return "v1beta2", nil
+		}
+	}
+	return "v1beta1", nil
+}
+
+// getCRD is the installed CRD of kind, or nil when there is none.
+func getCRD(ctx context.Context, c client.Reader, kind string) (*unstructured.Unstructured, error) {
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	name := strings.ToLower(kind) + "s." + Group
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading CRD %s: %w", name, err)
+	}
+	return crd, nil
+}
+
 // checkStoredVersions reports the CRDs of the kinds whose objects may still be stored in a version
-// other than v1beta1, the only one this provider's CRDs serve: the API server refuses a CRD that
-// drops a stored version.
+// this provider's CRDs do not serve: the API server refuses a CRD that drops a stored version.
 func checkStoredVersions(ctx context.Context, c client.Reader, r *Report) error {
 	for _, k := range Kinds {
-		crd := &unstructured.Unstructured{}
-		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-		name := strings.ToLower(k.Kind) + "s." + Group
-		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
+		crd, err := getCRD(ctx, c, k.Kind)
+		if crd == nil || err != nil {
+			if err != nil {
+				return err
 			}
-			return fmt.Errorf("reading CRD %s: %w", name, err)
+			continue
 		}
 		stored, _, _ := unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
-		if others := slices.DeleteFunc(slices.Clone(stored), func(v string) bool { return v == "v1beta1" }); len(others) > 0 {
-			r.Findings = append(r.Findings, Finding{Severity: Lost, Kind: "CustomResourceDefinition", Object: "/" + name, Path: "status.storedVersions",
-				Message: fmt.Sprintf("objects may still be stored as %s: this provider's CRD serves v1beta1 only, and the API server refuses to drop a stored version; rewrite every %s, then set storedVersions to [v1beta1]", strings.Join(others, ", "), k.Kind)})
+		if others := slices.DeleteFunc(slices.Clone(stored), func(v string) bool { return slices.Contains(ServedVersions, v) }); len(others) > 0 {
+			r.Findings = append(r.Findings, Finding{Severity: Lost, Kind: "CustomResourceDefinition", Object: "/" + crd.GetName(), Path: "status.storedVersions",
+				Message: fmt.Sprintf("objects may still be stored as %s: this provider's CRD serves %s only, and the API server refuses to drop a stored version; rewrite every %s, then set storedVersions to the versions it serves",
+					strings.Join(others, ", "), strings.Join(ServedVersions, " and "), k.Kind)})
 		}
 	}
 	return nil

@@ -24,6 +24,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
@@ -54,7 +55,7 @@ func TestEveryFieldTheSwitchWouldLoseIsNamedByItsPath(t *testing.T) {
 	g := NewWithT(t)
 	ours, err := OurSchemas()
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(ours).To(HaveLen(4))
+	g.Expect(ours).To(HaveLen(8), "four kinds, each in v1beta1 and v1beta2")
 
 	var all []Finding
 	for _, obj := range upstreamObjects(t) {
@@ -130,4 +131,53 @@ func TestTheReportBlocksTheSwitchOnlyWhenSomethingIsLost(t *testing.T) {
 	g.Expect(r.Write(&out)).To(Succeed())
 	g.Expect(out.String()).To(ContainSubstring("LOST    OpenStackCluster team-a/bastioned spec.bastion: upstream's bastion host"))
 	g.Expect(out.String()).To(HaveSuffix("the switch would lose what the LOST lines say: change those objects first, or do not switch\n"))
+}
+
+// A management cluster that ran upstream's v0.15 stores v1beta2: the check reads the objects in
+// v1beta2 (the installed CRD serves it), names what is lost by its v1beta2 path, and does not
+// count v1beta2 among the stored versions the switch would strand.
+func TestObjectsUpstreamStoredAsV1beta2AreCheckedInV1beta2(t *testing.T) {
+	g := NewWithT(t)
+	ours, err := OurSchemas()
+	g.Expect(err).NotTo(HaveOccurred())
+	data, err := os.ReadFile("testdata/upstream-v1beta2-objects.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	objs, err := localenv.DecodeYAML(data)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	var runtimeObjs []client.Object
+	for _, kind := range []string{"OpenStackCluster", "OpenStackMachine"} {
+		runtimeObjs = append(runtimeObjs, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": strings.ToLower(kind) + "s.infrastructure.cluster.x-k8s.io"},
+			"spec": map[string]any{"versions": []any{
+				map[string]any{"name": "v1beta1", "served": true, "storage": false},
+				map[string]any{"name": "v1beta2", "served": true, "storage": true},
+			}},
+			"status": map[string]any{"storedVersions": []any{"v1beta1", "v1beta2"}}}})
+	}
+	for _, o := range objs {
+		runtimeObjs = append(runtimeObjs, o)
+	}
+	c := fakeclient.NewClientBuilder().WithObjects(runtimeObjs...).Build()
+	r, err := Run(context.Background(), c, ours)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Checked).To(HaveKeyWithValue("OpenStackCluster", 2))
+	g.Expect(r.Checked).To(HaveKeyWithValue("OpenStackMachine", 1))
+	var lost []string
+	for _, f := range r.Findings {
+		if f.Severity == Lost {
+			lost = append(lost, f.Kind+" "+f.Object+" "+f.Path)
+		}
+	}
+	g.Expect(lost).To(ConsistOf(
+		"OpenStackCluster team-b/upstream-only spec.bastion",
+		"OpenStackCluster team-b/upstream-only spec.primarySubnet",
+		"OpenStackCluster team-b/upstream-only spec.identityRef.type",
+		"OpenStackCluster team-b/upstream-only spec.controlPlaneEndpoint.port",
+	), "everything of team-b/plain and its machine has its v1beta2 place here; storedVersions [v1beta1 v1beta2] are both served")
+	for _, f := range r.Findings {
+		if f.Path == "spec.controlPlaneEndpoint.port" {
+			g.Expect(f.Message).To(ContainSubstring("differs from apiServer.port (6444)"))
+		}
+	}
 }

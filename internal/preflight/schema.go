@@ -28,10 +28,16 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/config/crd/bases"
 )
 
-// Schemas are the structural schemas this provider's CRDs give each kind, in the version
-// upstream CAPO v0.14 stores (v1beta1): what the API server keeps of a stored object once these
-// CRDs replace upstream's.
+// Schemas are the structural schemas this provider's CRDs give each kind, per version served
+// (v1beta1, which upstream CAPO v0.14 stores, and v1beta2, which its v0.15 stores), keyed
+// "<version>/<kind>": what the API server keeps of a stored object once these CRDs replace
+// upstream's.
 type Schemas map[string]*apiextensionsv1.JSONSchemaProps
+
+// Of is the schema of kind in version, or nil.
+func (s Schemas) Of(version, kind string) *apiextensionsv1.JSONSchemaProps {
+	return s[version+"/"+kind]
+}
 
 // OurSchemas reads the schemas of the CRDs built into this binary.
 func OurSchemas() (Schemas, error) {
@@ -50,8 +56,8 @@ func OurSchemas() (Schemas, error) {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		for _, v := range crd.Spec.Versions {
-			if v.Name == "v1beta1" && v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
-				out[crd.Spec.Names.Kind] = v.Schema.OpenAPIV3Schema
+			if v.Served && v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+				out[v.Name+"/"+crd.Spec.Names.Kind] = v.Schema.OpenAPIV3Schema
 			}
 		}
 	}

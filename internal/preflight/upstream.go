@@ -27,14 +27,16 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 )
 
-// What upstream CAPO v0.14.7 has that this provider does not, and what losing it means in the
-// cloud. Checked against upstream's v0.14.7 CRDs and controllers.
+// What upstream CAPO v0.14.7 (and v0.15, in v1beta2) has that this provider does not, and what
+// losing it means in the cloud. Checked against upstream's v0.14.7 CRDs and controllers, and its
+// v1beta2 API definitions (the module proxy serves no v0.15 release to run).
 
 // prunedWhy says, per field name, what upstream did with a field this provider's CRDs lack.
 var prunedWhy = map[string]string{
 	"bastion":                           "upstream's bastion host: this provider does not manage one, so its server, port, floating IP and security group stay in the cloud unmanaged and are not deleted with the cluster",
 	"floatingIPPoolRef":                 "the machine's floating IP from an OpenStackFloatingIPPool: the address stays on the server, but nothing releases it",
 	"schedulerHintAdditionalProperties": "extra Nova scheduler hints for new servers",
+	"primarySubnet":                     "upstream v0.15's choice of the subnet for the load balancer VIP and members among several: this provider uses the first subnet",
 }
 
 var index = regexp.MustCompile(`\[[^\]]*\]`)
@@ -51,19 +53,25 @@ func unsupportedWhy(_ string, path string) string {
 // honoured are the checks of fields this provider's schema keeps, for compatibility of the YAML,
 // but whose value it does not act on as upstream did, per kind (a template is checked on its
 // template's spec). Each returns the path and why when the object's spec is affected.
-var honoured = map[string][]func(spec map[string]any) (path, why string){
+// version is the object's API version (v1beta1 or v1beta2), for fields whose path differs.
+var honoured = map[string][]func(version string, spec map[string]any) (path, why string){
 	"OpenStackMachine": {clusterIdentity},
 	"OpenStackCluster": {
 		clusterIdentity,
-		func(spec map[string]any) (string, string) {
+		func(version string, spec map[string]any) (string, string) {
 			host, _, _ := unstructured.NestedString(spec, "controlPlaneEndpoint", "host")
 			port, found, _ := unstructured.NestedInt64(spec, "controlPlaneEndpoint", "port")
-			api, set, _ := unstructured.NestedInt64(spec, "apiServerPort")
+			portField := []string{"apiServerPort"}
+			if version == "v1beta2" {
+				portField = []string{"apiServer", "port"}
+			}
+			api, set, _ := unstructured.NestedInt64(spec, portField...)
 			if !set {
 				api = infrav1.DefaultAPIServerPort
 			}
 			if host != "" && found && port != 0 && port != api {
-				return "controlPlaneEndpoint.port", fmt.Sprintf("%d differs from apiServerPort (%d): upstream's listener and pool serve port %d, this provider serves %d and would replace them", port, api, port, api)
+				return "controlPlaneEndpoint.port", fmt.Sprintf("%d differs from %s (%d): upstream's listener and pool serve port %d, this provider serves %d and would replace them",
+					port, strings.Join(portField, "."), api, port, api)
 			}
 			return "", ""
 		},
@@ -72,7 +80,7 @@ var honoured = map[string][]func(spec map[string]any) (path, why string){
 
 // clusterIdentity finds an identityRef of upstream's other type: this provider reads credentials
 // from a Secret only.
-func clusterIdentity(spec map[string]any) (string, string) {
+func clusterIdentity(_ string, spec map[string]any) (string, string) {
 	if t, _, _ := unstructured.NestedString(spec, "identityRef", "type"); t != "" && t != "Secret" {
 		return "identityRef.type", t + ": this provider reads credentials from a Secret in the object's namespace only, so it would find no credentials"
 	}
@@ -94,4 +102,6 @@ var upstreamOnlyKinds = []struct {
 		"upstream's record of one server (a machine's or the bastion's); this provider finds a machine's server from the OpenStackMachine (status.instanceID, then the server's name) and does not use it. It keeps upstream's finalizer: once the switch is done, remove the finalizer and delete the object (docs/switching-from-upstream.md)"},
 	{schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "OpenStackFloatingIPPool"}, Lost,
 		"floating IP pools are not supported: machines keep their addresses, but nothing allocates new ones or releases these"},
+	{schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "OpenStackClusterIdentity"}, Note,
+		"upstream v0.15's cluster-wide credentials: this provider reads a Secret in the object's namespace only; the clusters and machines that use this identity are listed under identityRef.type"},
 }

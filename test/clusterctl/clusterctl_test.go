@@ -213,8 +213,14 @@ func contractLabels(t *testing.T, s *setup) {
 		g.Expect(labels).To(HaveKeyWithValue("cluster.x-k8s.io/provider", "infrastructure-openstack"), "%s %s", obj.GetKind(), obj.GetName())
 		switch obj.GetKind() {
 		case "CustomResourceDefinition":
-			// Cluster API reads the API version that implements its contract from this label.
-			g.Expect(labels).To(HaveKeyWithValue("cluster.x-k8s.io/v1beta2", "v1beta1"), obj.GetName())
+			// Cluster API reads the API versions that implement its contract from this label, and
+			// uses the latest (v1beta2), converted by the provider's webhook with cert-manager's CA.
+			g.Expect(labels).To(HaveKeyWithValue("cluster.x-k8s.io/v1beta2", "v1beta1_v1beta2"), obj.GetName())
+			g.Expect(obj.GetAnnotations()).To(HaveKeyWithValue("cert-manager.io/inject-ca-from", "capo-system/capo-serving-cert"))
+			strategy, _, _ := unstructured.NestedString(obj.Object, "spec", "conversion", "strategy")
+			service, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "conversion", "webhook", "clientConfig", "service")
+			g.Expect(strategy).To(Equal("Webhook"), obj.GetName())
+			g.Expect(service).To(Equal(map[string]string{"namespace": "capo-system", "name": "capo-webhook-service", "path": "/convert"}), obj.GetName())
 		case "ValidatingWebhookConfiguration":
 			g.Expect(obj.GetAnnotations()).To(HaveKeyWithValue("cert-manager.io/inject-ca-from", "capo-system/capo-serving-cert"))
 		case "Deployment":
@@ -360,10 +366,13 @@ func generateFlavors(t *testing.T, s *setup, api *apiServer) {
 					osc = obj
 				}
 			}
-			zones, _, _ := unstructured.NestedSlice(osc.Object, "spec", "apiServerLoadBalancer", "availabilityZoneSubnets")
+			// The templates are v1beta2 (as upstream's book); v1beta1 is still accepted.
+			g.Expect(osc.GetAPIVersion()).To(Equal("infrastructure.cluster.x-k8s.io/v1beta2"))
+			zonesPath := []string{"spec", "apiServer", "managedLoadBalancer", "availabilityZoneSubnets"}
+			zones, _, _ := unstructured.NestedSlice(osc.Object, zonesPath...)
 			g.Expect(zones).To(HaveLen(2))
 			zones[1].(map[string]any)["subnet"] = zones[0].(map[string]any)["subnet"]
-			g.Expect(unstructured.SetNestedSlice(osc.Object, zones, "spec", "apiServerLoadBalancer", "availabilityZoneSubnets")).To(Succeed())
+			g.Expect(unstructured.SetNestedSlice(osc.Object, zones, zonesPath...)).To(Succeed())
 			err := env.Client.Create(ctx, osc, client.DryRunAll)
 			g.Expect(err).To(MatchError(ContainSubstring("availabilityZoneSubnets")))
 		})
