@@ -39,8 +39,10 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	infrav1beta2 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta2"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
@@ -82,6 +84,11 @@ func newCluster(g *WithT, namespace string, paused bool, spec infrav1.OpenStackC
 
 // newNamedCluster is newCluster with a name other than "c".
 func newNamedCluster(g *WithT, namespace, name string, paused bool, spec infrav1.OpenStackClusterSpec, withOwner bool) *infrav1.OpenStackCluster {
+	return newNamedClusterIn(g, "v1beta1", namespace, name, paused, spec, withOwner)
+}
+
+// newNamedClusterIn is newNamedCluster with the OpenStackCluster written in an API version.
+func newNamedClusterIn(g *WithT, version, namespace, name string, paused bool, spec infrav1.OpenStackClusterSpec, withOwner bool) *infrav1.OpenStackCluster {
 	// Cluster v1beta2 wants a non-empty spec; paused is set either way.
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: clusterv1.ClusterSpec{
 		Paused:            ptr.To(paused),
@@ -92,8 +99,28 @@ func newNamedCluster(g *WithT, namespace, name string, paused bool, spec infrav1
 	if withOwner {
 		osc.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}}
 	}
-	g.Expect(env.Client.Create(ctx, osc)).To(Succeed())
+	createIn(g, version, osc, &infrav1beta2.OpenStackCluster{})
 	return osc
+}
+
+// createIn creates obj, built in v1beta1, as a client of version writes it: in v1beta2 it is
+// converted to spoke (through the provider's conversion) and sent as v1beta2, and the API server
+// converts it back through the webhook to store it. obj is then read back in v1beta1.
+func createIn(g *WithT, version string, obj interface {
+	client.Object
+	conversion.Hub
+}, spoke interface {
+	client.Object
+	conversion.Convertible
+}) {
+	if version == "v1beta1" {
+		g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
+		return
+	}
+	g.Expect(version).To(Equal("v1beta2"))
+	g.Expect(spoke.ConvertFrom(obj)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, spoke)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(spoke), obj)).To(Succeed())
 }
 
 func managedSpec() infrav1.OpenStackClusterSpec {

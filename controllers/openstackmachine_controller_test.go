@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	infrav1beta2 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta2"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
@@ -54,6 +55,11 @@ func markInfrastructureProvisioned(g *WithT, namespace string) {
 // newMachine creates a Machine with its bootstrap data secret and the OpenStackMachine it owns,
 // as Cluster API (KCP or a MachineDeployment) would.
 func newMachine(g *WithT, namespace, name, failureDomain string, controlPlane bool, mutate ...func(*infrav1.OpenStackMachineSpec)) *infrav1.OpenStackMachine {
+	return newMachineIn(g, "v1beta1", namespace, name, failureDomain, controlPlane, mutate...)
+}
+
+// newMachineIn is newMachine with the OpenStackMachine written in an API version.
+func newMachineIn(g *WithT, version, namespace, name, failureDomain string, controlPlane bool, mutate ...func(*infrav1.OpenStackMachineSpec)) *infrav1.OpenStackMachine {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-bootstrap", Namespace: namespace}, Data: map[string][]byte{"value": []byte("#cloud-config for " + name)}}
 	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
 	labels := map[string]string{clusterv1.ClusterNameLabel: "c"}
@@ -75,7 +81,7 @@ func newMachine(g *WithT, namespace, name, failureDomain string, controlPlane bo
 	for _, f := range mutate {
 		f(&osm.Spec)
 	}
-	g.Expect(env.Client.Create(ctx, osm)).To(Succeed())
+	createIn(g, version, osm, &infrav1beta2.OpenStackMachine{})
 	return osm
 }
 

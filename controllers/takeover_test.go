@@ -206,7 +206,16 @@ func upstreamCluster(t *testing.T, g *WithT, cloud *fakeopenstack.Cloud, ns stri
 	g.Expect(err).NotTo(HaveOccurred())
 }
 
+// The objects arrive as upstream's v0.14 stores them (v1beta1) or as its v0.15 does (v1beta2):
+// clusterctl move writes them in the version the source stores, and the API server converts a
+// v1beta2 object through the provider's webhook.
 func TestAClusterUpstreamCAPOCreatedIsTakenOverWithoutCreatingOrDeleting(t *testing.T) {
+	for _, version := range []string{"v1beta1", "v1beta2"} {
+		t.Run("written in "+version, func(t *testing.T) { takeOverUpstreamCluster(t, version) })
+	}
+}
+
+func takeOverUpstreamCluster(t *testing.T, version string) {
 	g := NewWithT(t)
 	ns := testNamespace("takeover")
 	cloud := newCloud(t, g, ns)
@@ -218,7 +227,7 @@ func TestAClusterUpstreamCAPOCreatedIsTakenOverWithoutCreatingOrDeleting(t *test
 	// management cluster running this provider gives (status does not travel).
 	spec := managedSpec()
 	spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), AdditionalPorts: []int{9345}}
-	osc := newCluster(g, ns, false, spec, true)
+	osc := newNamedClusterIn(g, version, ns, "c", false, spec, true)
 	g.Eventually(func(g Gomega) {
 		got := lbReady(g, osc)
 		g.Expect(got.Status.APIServerLoadBalancer).NotTo(BeNil())
@@ -281,9 +290,9 @@ func TestAClusterUpstreamCAPOCreatedIsTakenOverWithoutCreatingOrDeleting(t *test
 	beforeMachines := countResources(cloud)
 	cloud.ResetCalls()
 	markInfrastructureProvisioned(g, ns)
-	byName := newMachine(g, ns, "c-cp-0", "az1", true)
+	byName := newMachineIn(g, version, ns, "c-cp-0", "az1", true)
 	upstreamID := "openstack://RegionOne/" + serverIDs["c-cp-1"]
-	byProviderID := newMachine(g, ns, "c-cp-1", "az1", true, func(s *infrav1.OpenStackMachineSpec) { s.ProviderID = &upstreamID })
+	byProviderID := newMachineIn(g, version, ns, "c-cp-1", "az1", true, func(s *infrav1.OpenStackMachineSpec) { s.ProviderID = &upstreamID })
 	g.Eventually(func(g Gomega) {
 		for _, osm := range []*infrav1.OpenStackMachine{byName, byProviderID} {
 			m := getMachine(g, osm)

@@ -135,26 +135,29 @@ spec:
 				g.Expect(env.Client.Status().Update(ctx, obj)).To(Succeed())
 			}
 
-			table := getTable(g, fmt.Sprintf("/apis/infrastructure.cluster.x-k8s.io/v1beta1/namespaces/%s/%s/%s", ns.Name, tc.resource, obj.GetName()))
-			var shown, wide []string
-			for _, c := range table.ColumnDefinitions {
-				if c.Priority == 0 {
-					shown = append(shown, c.Name)
-				} else {
-					wide = append(wide, c.Name)
+			// kubectl asks for v1beta2, the version it prefers; v1beta1 when named: both show the same.
+			for _, version := range []string{"v1beta1", "v1beta2"} {
+				table := getTable(g, fmt.Sprintf("/apis/infrastructure.cluster.x-k8s.io/%s/namespaces/%s/%s/%s", version, ns.Name, tc.resource, obj.GetName()))
+				var shown, wide []string
+				for _, c := range table.ColumnDefinitions {
+					if c.Priority == 0 {
+						shown = append(shown, c.Name)
+					} else {
+						wide = append(wide, c.Name)
+					}
 				}
-			}
-			g.Expect(shown).To(Equal(tc.columns), "the columns of kubectl get")
-			g.Expect(wide).To(Equal(tc.wide), "the columns kubectl get -o wide adds")
-			g.Expect(table.Rows).To(HaveLen(1))
-			cells := table.Rows[0].Cells
-			g.Expect(cells).To(HaveLen(len(table.ColumnDefinitions)))
-			for i, c := range table.ColumnDefinitions {
-				if c.Name == "Age" {
-					g.Expect(cells[i]).NotTo(BeEmpty(), "age")
-					continue
+				g.Expect(shown).To(Equal(tc.columns), "the columns of kubectl get, %s", version)
+				g.Expect(wide).To(Equal(tc.wide), "the columns kubectl get -o wide adds")
+				g.Expect(table.Rows).To(HaveLen(1))
+				cells := table.Rows[0].Cells
+				g.Expect(cells).To(HaveLen(len(table.ColumnDefinitions)))
+				for i, c := range table.ColumnDefinitions {
+					if c.Name == "Age" {
+						g.Expect(cells[i]).NotTo(BeEmpty(), "age")
+						continue
+					}
+					g.Expect(cells[i]).To(Equal(tc.cells[c.Name]), "column %s, %s", c.Name, version)
 				}
-				g.Expect(cells[i]).To(Equal(tc.cells[c.Name]), "column %s", c.Name)
 			}
 		})
 	}
