@@ -175,15 +175,15 @@ type OpenStackClusterSpec struct {
 // per availability zone, each with its VIP on the subnet mapped to that zone.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.zoneDiscovery) || has(self.network)",fieldPath=".network",reason=FieldValueRequired,message="is required when zoneDiscovery is set: the zones are found among the subnets of this network"
-// +kubebuilder:validation:XValidation:rule="!has(self.zoneDiscovery) || self.enabled",fieldPath=".enabled",message="must not be false when zoneDiscovery is set; to run without a load balancer, remove apiServerLoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.zoneDiscovery) || self.enabled",fieldPath=".enabled",message="must not be false when zoneDiscovery is set; to run without a load balancer, remove the load balancer section (apiServerLoadBalancer; apiServer.managedLoadBalancer in v1beta2)"
 // +kubebuilder:validation:XValidation:rule="!has(self.zoneDiscovery) || (!has(self.availabilityZone) && !has(self.subnets))",fieldPath=".zoneDiscovery",reason=FieldValueForbidden,message="cannot be combined with availabilityZone or subnets, which place a single load balancer"
 // +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || has(self.network)",fieldPath=".network",reason=FieldValueRequired,message="is required when availabilityZoneSubnets is set: every mapped subnet must be a subnet of this network"
-// +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || self.enabled",fieldPath=".enabled",message="must not be false when availabilityZoneSubnets is set; to run without a load balancer, remove apiServerLoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || self.enabled",fieldPath=".enabled",message="must not be false when availabilityZoneSubnets is set; to run without a load balancer, remove the load balancer section (apiServerLoadBalancer; apiServer.managedLoadBalancer in v1beta2)"
 // +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || !has(self.availabilityZone)",fieldPath=".availabilityZone",reason=FieldValueForbidden,message="cannot be combined with availabilityZoneSubnets: each entry of availabilityZoneSubnets already names its load balancer's availability zone"
 // +kubebuilder:validation:XValidation:rule="!has(self.availabilityZoneSubnets) || size(self.availabilityZoneSubnets) == 0 || !has(self.subnets)",fieldPath=".subnets",reason=FieldValueForbidden,message="cannot be combined with availabilityZoneSubnets: each load balancer's VIP subnet comes from its availabilityZoneSubnets entry"
 type APIServerLoadBalancer struct {
 	// Enabled creates the load balancer. It defaults to true; to run without a load balancer,
-	// remove apiServerLoadBalancer from the spec instead.
+	// remove apiServerLoadBalancer (apiServer.managedLoadBalancer in v1beta2) from the spec instead.
 	// +kubebuilder:default=true
 	// +required
 	Enabled *bool `json:"enabled"`

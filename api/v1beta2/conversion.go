@@ -91,10 +91,11 @@ func (dst *OpenStackClusterTemplate) ConvertFrom(srcRaw conversion.Hub) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	clusterSpecFromHub(&src.Spec.Template.Spec, &dst.Spec.Template.Spec)
 	dst.Spec.Template.Metadata = clusterv1.ObjectMeta{}
-	if data, ok := dst.Annotations[TemplateMetadataAnnotation]; ok {
-		if err := json.Unmarshal([]byte(data), &dst.Spec.Template.Metadata); err != nil {
-			return fmt.Errorf("annotation %s: %w", TemplateMetadataAnnotation, err)
-		}
+	// An annotation that does not hold metadata (written by hand) stays as it is, visible, rather
+	// than making the template unreadable in v1beta2.
+	var kept clusterv1.ObjectMeta
+	if data, ok := dst.Annotations[TemplateMetadataAnnotation]; ok && json.Unmarshal([]byte(data), &kept) == nil {
+		dst.Spec.Template.Metadata = kept
 		delete(dst.Annotations, TemplateMetadataAnnotation)
 		if len(dst.Annotations) == 0 {
 			dst.Annotations = nil

@@ -190,3 +190,17 @@ spec:
 		t.Fatalf("template metadata not restored: %+v, annotations %v", back.Spec.Template.Metadata, back.Annotations)
 	}
 }
+
+// A template-metadata annotation that is not metadata (written by hand on the v1beta1 object)
+// leaves the template readable in v1beta2, the annotation in place.
+func TestAMalformedTemplateMetadataAnnotationStaysVisible(t *testing.T) {
+	hub := &infrav1.OpenStackClusterTemplate{}
+	hub.Annotations = map[string]string{TemplateMetadataAnnotation: "not json"}
+	spoke := &OpenStackClusterTemplate{}
+	if err := spoke.ConvertFrom(hub); err != nil {
+		t.Fatalf("reading the template as v1beta2: %v", err)
+	}
+	if spoke.Annotations[TemplateMetadataAnnotation] != "not json" || len(spoke.Spec.Template.Metadata.Labels) != 0 {
+		t.Fatalf("want the annotation kept and no metadata, got %v and %+v", spoke.Annotations, spoke.Spec.Template.Metadata)
+	}
+}
