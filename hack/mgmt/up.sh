@@ -44,7 +44,7 @@ start=$SECONDS
 assets="$("$root/hack/envtest-assets.sh")"
 capi_bin="$("$root/hack/cluster-api.sh")"
 capi_source="$("$root/hack/cluster-api.sh" source)"
-version="${RELEASE_VERSION:-v0.1.0}"
+version="${RELEASE_VERSION:-v0.2.0}"
 (cd "$root" && make --no-print-directory release RELEASE_VERSION="$version" IMAGE_ARCHES="$(go env GOARCH)" >/dev/null)
 image="$root/out/image/manager-$version-linux-$(go env GOARCH).tar"
 (cd "$root" && go build -o bin/mgmtplane ./hack/mgmtplane)
