@@ -159,13 +159,7 @@ func (src *OpenStackClusterList) ConvertTo(dstRaw conversion.Hub) error {
 		return fmt.Errorf("want a v1beta1 OpenStackClusterList, got %T", dstRaw)
 	}
 	dst.ListMeta = src.ListMeta
-	dst.Items = make([]infrav1.OpenStackCluster, len(src.Items))
-	for i := range src.Items {
-		if err := src.Items[i].ConvertTo(&dst.Items[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return itemsToHub(src.Items, &dst.Items)
 }
 
 // ConvertFrom converts from the hub version (v1beta1) to this list.
@@ -175,13 +169,7 @@ func (dst *OpenStackClusterList) ConvertFrom(srcRaw conversion.Hub) error {
 		return fmt.Errorf("want a v1beta1 OpenStackClusterList, got %T", srcRaw)
 	}
 	dst.ListMeta = src.ListMeta
-	dst.Items = make([]OpenStackCluster, len(src.Items))
-	for i := range src.Items {
-		if err := dst.Items[i].ConvertFrom(&src.Items[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return itemsFromHub(src.Items, &dst.Items)
 }
 
 // ConvertTo converts this list to the hub version (v1beta1).
@@ -191,13 +179,7 @@ func (src *OpenStackClusterTemplateList) ConvertTo(dstRaw conversion.Hub) error 
 		return fmt.Errorf("want a v1beta1 OpenStackClusterTemplateList, got %T", dstRaw)
 	}
 	dst.ListMeta = src.ListMeta
-	dst.Items = make([]infrav1.OpenStackClusterTemplate, len(src.Items))
-	for i := range src.Items {
-		if err := src.Items[i].ConvertTo(&dst.Items[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return itemsToHub(src.Items, &dst.Items)
 }
 
 // ConvertFrom converts from the hub version (v1beta1) to this list.
@@ -207,13 +189,7 @@ func (dst *OpenStackClusterTemplateList) ConvertFrom(srcRaw conversion.Hub) erro
 		return fmt.Errorf("want a v1beta1 OpenStackClusterTemplateList, got %T", srcRaw)
 	}
 	dst.ListMeta = src.ListMeta
-	dst.Items = make([]OpenStackClusterTemplate, len(src.Items))
-	for i := range src.Items {
-		if err := dst.Items[i].ConvertFrom(&src.Items[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return itemsFromHub(src.Items, &dst.Items)
 }
 
 // ConvertTo converts this list to the hub version (v1beta1).
@@ -223,13 +199,7 @@ func (src *OpenStackMachineList) ConvertTo(dstRaw conversion.Hub) error {
 		return fmt.Errorf("want a v1beta1 OpenStackMachineList, got %T", dstRaw)
 	}
 	dst.ListMeta = src.ListMeta
-	dst.Items = make([]infrav1.OpenStackMachine, len(src.Items))
-	for i := range src.Items {
-		if err := src.Items[i].ConvertTo(&dst.Items[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return itemsToHub(src.Items, &dst.Items)
 }
 
 // ConvertFrom converts from the hub version (v1beta1) to this list.
@@ -239,13 +209,7 @@ func (dst *OpenStackMachineList) ConvertFrom(srcRaw conversion.Hub) error {
 		return fmt.Errorf("want a v1beta1 OpenStackMachineList, got %T", srcRaw)
 	}
 	dst.ListMeta = src.ListMeta
-	dst.Items = make([]OpenStackMachine, len(src.Items))
-	for i := range src.Items {
-		if err := dst.Items[i].ConvertFrom(&src.Items[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return itemsFromHub(src.Items, &dst.Items)
 }
 
 // ConvertTo converts this list to the hub version (v1beta1).
@@ -255,13 +219,7 @@ func (src *OpenStackMachineTemplateList) ConvertTo(dstRaw conversion.Hub) error 
 		return fmt.Errorf("want a v1beta1 OpenStackMachineTemplateList, got %T", dstRaw)
 	}
 	dst.ListMeta = src.ListMeta
-	dst.Items = make([]infrav1.OpenStackMachineTemplate, len(src.Items))
-	for i := range src.Items {
-		if err := src.Items[i].ConvertTo(&dst.Items[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return itemsToHub(src.Items, &dst.Items)
 }
 
 // ConvertFrom converts from the hub version (v1beta1) to this list.
@@ -271,9 +229,37 @@ func (dst *OpenStackMachineTemplateList) ConvertFrom(srcRaw conversion.Hub) erro
 		return fmt.Errorf("want a v1beta1 OpenStackMachineTemplateList, got %T", srcRaw)
 	}
 	dst.ListMeta = src.ListMeta
-	dst.Items = make([]OpenStackMachineTemplate, len(src.Items))
-	for i := range src.Items {
-		if err := dst.Items[i].ConvertFrom(&src.Items[i]); err != nil {
+	return itemsFromHub(src.Items, &dst.Items)
+}
+
+// itemsToHub converts each of a list's items to the hub version.
+func itemsToHub[S, H any, PS interface {
+	*S
+	ConvertTo(conversion.Hub) error
+}, PH interface {
+	*H
+	conversion.Hub
+}](src []S, dst *[]H) error {
+	*dst = make([]H, len(src))
+	for i := range src {
+		if err := PS(&src[i]).ConvertTo(PH(&(*dst)[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// itemsFromHub converts each of a hub list's items to this version.
+func itemsFromHub[H, S any, PH interface {
+	*H
+	conversion.Hub
+}, PS interface {
+	*S
+	ConvertFrom(conversion.Hub) error
+}](src []H, dst *[]S) error {
+	*dst = make([]S, len(src))
+	for i := range src {
+		if err := PS(&(*dst)[i]).ConvertFrom(PH(&src[i])); err != nil {
 			return err
 		}
 	}

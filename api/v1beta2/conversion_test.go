@@ -204,3 +204,23 @@ func TestAMalformedTemplateMetadataAnnotationStaysVisible(t *testing.T) {
 		t.Fatalf("want the annotation kept and no metadata, got %v and %+v", spoke.Annotations, spoke.Spec.Template.Metadata)
 	}
 }
+
+// The lists convert their items with the objects' converters.
+func TestListsConvertTheirItems(t *testing.T) {
+	list := &OpenStackMachineList{Items: []OpenStackMachine{{}, {}}}
+	list.Items[1].Spec.Flavor.ID = new("f-1")
+	hub := &infrav1.OpenStackMachineList{}
+	if err := list.ConvertTo(hub); err != nil {
+		t.Fatal(err)
+	}
+	if len(hub.Items) != 2 || hub.Items[1].Spec.FlavorID == nil || *hub.Items[1].Spec.FlavorID != "f-1" {
+		t.Fatalf("hub items: %+v", hub.Items)
+	}
+	back := &OpenStackMachineList{}
+	if err := back.ConvertFrom(hub); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Items) != 2 || back.Items[1].Spec.Flavor.ID == nil || *back.Items[1].Spec.Flavor.ID != "f-1" {
+		t.Fatalf("spoke items: %+v", back.Items)
+	}
+}
