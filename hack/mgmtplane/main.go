@@ -300,10 +300,16 @@ func (p *plane) installWebhooks(ctx context.Context) error {
 	if err := installWebhooks(ctx, p.c, capiWebhooks, "capi-", p.ports[0], p.caPEM); err != nil {
 		return err
 	}
-	if err := installWebhooks(ctx, p.c, p.comps.webhooks, "", p.ports[1], p.caPEM); err != nil {
+	return installProviderWebhooks(ctx, p.c, p.comps, p.ports[1], p.caPEM)
+}
+
+// installProviderWebhooks points the provider's webhook configurations and its CRDs' conversion
+// at the stand-in Service on port.
+func installProviderWebhooks(ctx context.Context, c client.Client, comps *components, port int, caPEM []byte) error {
+	if err := installWebhooks(ctx, c, comps.webhooks, "", port, caPEM); err != nil {
 		return err
 	}
-	return pointConversions(ctx, p.c, p.comps.install, p.ports[1], p.caPEM)
+	return pointConversions(ctx, c, comps.install, port, caPEM)
 }
 
 // startManagers starts the managers under the supervisor and waits until each is ready.

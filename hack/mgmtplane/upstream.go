@@ -148,10 +148,7 @@ func (s *switcher) switchTo(ctx context.Context, to string) error {
 	if err := s.comps.apply(ctx, s.c); err != nil {
 		return err
 	}
-	if err := installWebhooks(ctx, s.c, s.comps.webhooks, "", s.oursWebhook, s.caPEM); err != nil {
-		return err
-	}
-	if err := pointConversions(ctx, s.c, s.comps.install, s.oursWebhook, s.caPEM); err != nil {
+	if err := installProviderWebhooks(ctx, s.c, s.comps, s.oursWebhook, s.caPEM); err != nil {
 		return err
 	}
 	if err := s.ours.start(s.logs, s.sup.exited); err != nil {

@@ -192,11 +192,18 @@ func (r *Report) Write(w io.Writer) error {
 // client of the management cluster while upstream is installed) and checks them.
 func Run(ctx context.Context, c client.Reader, ours Schemas) (*Report, error) {
 	r := &Report{Checked: map[string]int{}}
+	// Each kind's installed CRD, read once: it says which version to read the objects in and
+	// which versions may still be stored.
+	crds := map[string]*unstructured.Unstructured{}
 	for _, k := range Kinds {
-		version, err := readVersion(ctx, c, k.Kind)
+		crd, err := getCRD(ctx, c, k.Kind)
 		if err != nil {
 			return nil, err
 		}
+		crds[k.Kind] = crd
+	}
+	for _, k := range Kinds {
+		version := readVersion(crds[k.Kind])
 		objs, err := list(ctx, c, schema.GroupVersionKind{Group: Group, Version: version, Kind: k.Kind})
 		if err != nil {
 			return nil, err
@@ -206,9 +213,7 @@ func Run(ctx context.Context, c client.Reader, ours Schemas) (*Report, error) {
 			r.Findings = append(r.Findings, CheckObject(k.Kind, &objs[i], ours)...)
 		}
 	}
-	if err := checkStoredVersions(ctx, c, r); err != nil {
-		return nil, err
-	}
+	checkStoredVersions(crds, r)
 	for _, other := range upstreamOnlyKinds {
 		objs, err := list(ctx, c, other.gvk)
 		if meta.IsNoMatchError(err) {
@@ -236,21 +241,20 @@ func Run(ctx context.Context, c client.Reader, ours Schemas) (*Report, error) {
 	return r, nil
 }
 
-// readVersion is the version to read kind's objects in: v1beta2 when the installed CRD serves it
+// readVersion is the version to read a kind's objects in, from its installed CRD: v1beta2 when it serves it
 // (upstream's v0.15 stores it: reading it shows the objects as stored, with the fields only
 // v1beta2 has), v1beta1 otherwise (upstream's v0.14, or no CRD at all).
-func readVersion(ctx context.Context, c client.Reader, kind string) (string, error) {
-	crd, err := getCRD(ctx, c, kind)
-	if crd == nil || err != nil {
-		return "v1beta1", err
+func readVersion(crd *unstructured.Unstructured) string {
+	if crd == nil {
+		return "v1beta1"
 	}
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
 	for _, v := range versions {
 		if v, ok := v.(map[string]any); ok && v["name"] == "v1beta2" && v["served"] == true {
-			return "v1beta2", nil
+			return "v1beta2"
 		}
 	}
-	return "v1beta1", nil
+	return "v1beta1"
 }
 
 // getCRD is the installed CRD of kind, or nil when there is none.
@@ -269,13 +273,10 @@ func getCRD(ctx context.Context, c client.Reader, kind string) (*unstructured.Un
 
 // checkStoredVersions reports the CRDs of the kinds whose objects may still be stored in a version
 // this provider's CRDs do not serve: the API server refuses a CRD that drops a stored version.
-func checkStoredVersions(ctx context.Context, c client.Reader, r *Report) error {
+func checkStoredVersions(crds map[string]*unstructured.Unstructured, r *Report) {
 	for _, k := range Kinds {
-		crd, err := getCRD(ctx, c, k.Kind)
-		if crd == nil || err != nil {
-			if err != nil {
-				return err
-			}
+		crd := crds[k.Kind]
+		if crd == nil {
 			continue
 		}
 		stored, _, _ := unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
@@ -285,7 +286,6 @@ func checkStoredVersions(ctx context.Context, c client.Reader, r *Report) error 
 					strings.Join(others, ", "), strings.Join(ServedVersions, " and "), k.Kind)})
 		}
 	}
-	return nil
 }
 
 func list(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind) ([]unstructured.Unstructured, error) {
