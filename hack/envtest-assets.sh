@@ -70,7 +70,7 @@ import _ "k8s.io/kubernetes/cmd/kube-apiserver"
 GO
    go mod tidy
    go build -trimpath \
-     -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v${KUBERNETES_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${KUBERNETES_VERSION#*.}" \
+     -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v${KUBERNETES_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(cut -d. -f2 <<<"$KUBERNETES_VERSION")" \
      -o "$dir/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver)
   mv "$dir/kube-apiserver.tmp" "$dir/kube-apiserver"
   rm -rf "$work"

@@ -13,6 +13,7 @@ MOCKGEN_VERSION=v0.6.0
 GINKGO_VERSION=v2.34.0
 GOLANGCI_LINT_VERSION=v2.15.0
 KUSTOMIZE_VERSION=v5.8.2
+HELM_VERSION=v3.21.4
 KUBERNETES_VERSION=1.36.3
 ETCD_VERSION=3.6.16
 CLUSTER_API_VERSION=v1.14.2
@@ -21,6 +22,10 @@ UPSTREAM_CAPO_VERSION=v0.14.7
 # The OpenStack Resource Controller: the version upstream CAPO v0.14.7 builds with, so that its
 # Image CRD and ORC's own are one.
 ORC_VERSION=v2.4.0
+# cert-manager for the single-node cluster (hack/cert-manager.sh): the last release whose binaries'
+# main packages are in its root module, which the module proxy serves (since v1.12 they are
+# modules of their own whose paths the proxy does not serve).
+CERT_MANAGER_VERSION=v1.11.5
 
 ENVTEST_ASSETS_DIR="${CAPO_CACHE_DIR}/envtest/${KUBERNETES_VERSION}-linux-amd64"
 

@@ -3,7 +3,7 @@
 # that directory. Idempotent: a tool whose stamp matches its pinned version is not rebuilt.
 #
 #   hack/tools.sh            all tools
-#   hack/tools.sh NAME...    only these (controller-gen mockgen ginkgo golangci-lint kustomize)
+#   hack/tools.sh NAME...    only these (controller-gen mockgen ginkgo golangci-lint kustomize helm)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -13,6 +13,8 @@ declare -A PKG=(
   [ginkgo]="github.com/onsi/ginkgo/v2/ginkgo@${GINKGO_VERSION}"
   [golangci-lint]="github.com/golangci/golangci-lint/v2/cmd/golangci-lint@${GOLANGCI_LINT_VERSION}"
   [kustomize]="sigs.k8s.io/kustomize/kustomize/v5@${KUSTOMIZE_VERSION}"
+  # Renders cert-manager's release manifest from its chart (hack/cert-manager.sh); not in "all".
+  [helm]="helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
 )
 
 names=("$@")

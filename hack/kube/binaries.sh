@@ -10,10 +10,14 @@ source "$(dirname "$0")/../lib.sh"
 
 dir="${CAPO_CACHE_DIR}/kubernetes/v${KUBERNETES_VERSION}"
 mkdir -p "$dir"
+minor=$(cut -d. -f2 <<<"$KUBERNETES_VERSION")
+# What the binaries were built as, kept beside them: a change here rebuilds them.
+stamp="v${KUBERNETES_VERSION} gitMinor=${minor}"
 components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 
 version_ok() {
   local c out
+  [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ] || return 1
   for c in "${components[@]}"; do
     [ -x "$dir/$c" ] || return 1
     if [ "$c" = kubectl ]; then
@@ -52,9 +56,10 @@ MOD
    go mod tidy
    mkdir -p out
    go build -trimpath \
-     -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v${KUBERNETES_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${KUBERNETES_VERSION#*.} -X k8s.io/client-go/pkg/version.gitVersion=v${KUBERNETES_VERSION} -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=${KUBERNETES_VERSION#*.}" \
+     -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v${KUBERNETES_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor} -X k8s.io/client-go/pkg/version.gitVersion=v${KUBERNETES_VERSION} -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=${minor}" \
      -o out/ $(printf 'k8s.io/kubernetes/cmd/%s ' "${components[@]}"))
   for c in "${components[@]}"; do mv "$work/out/$c" "$dir/$c"; done
+  echo "$stamp" >"$dir/.stamp"
   rm -rf "$work"
 }
 

@@ -18,6 +18,15 @@ KUBE_CONTAINERD_SOCK="$KUBE_DIR/run/containerd.sock"
 # The pod sandbox image: built here from hack/kube/pause (no registry is reachable).
 KUBE_PAUSE_IMAGE=registry.k8s.io/pause:3.10-capo
 
+# kube_running: whether every component runs and the node was Ready once.
+kube_running() {
+  local c p
+  [ -e "$KUBE_DIR/ready" ] || return 1
+  for c in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy; do
+    p=$(cat "$KUBE_DIR/pids/$c" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null || return 1
+  done
+}
+
 kube_ctr() { ctr --address "$KUBE_CONTAINERD_SOCK" --namespace k8s.io "$@"; }
 
 # kube_import ARCHIVE [NAME] imports an image archive (docker-archive or OCI) into the node's

@@ -26,11 +26,7 @@ mkdir -p "$dir"/{pki,etc/cni,logs,run,pids,etcd,kubelet,containerd/root,containe
 
 [ "$(id -u)" -eq 0 ] || { log "run as root: the kubelet, containerd and kube-proxy need it"; exit 1; }
 
-running() { local p; p=$(cat "$dir/pids/$1" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
-all=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy)
-up=1
-for c in "${all[@]}"; do running "$c" || up=0; done
-if [ "$up" = 1 ] && [ -e "$dir/ready" ]; then
+if kube_running; then
   log "already running; KUBECONFIG=$kubeconfig"
   exit 0
 fi
@@ -179,8 +175,11 @@ hostnameOverride: $KUBE_NODE_NAME
 bindAddress: 127.0.0.1
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
-# Leave the conntrack table's size to this machine.
-conntrack: {maxPerCore: 0}
+# Leave this machine's conntrack table and timeouts, and its loopback's routing, as they are.
+conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+iptables: {localhostNodePorts: false}
+# A score below 0 is refused here (see containerd's configuration).
+oomScoreAdj: 0
 YAML
 
 # launch NAME COMMAND... runs COMMAND in the background, its output in logs/NAME.log.
@@ -232,7 +231,7 @@ kube_image_from_binary "$KUBE_PAUSE_IMAGE" "$dir/images/pause" "$dir/images/paus
 kube_import "$dir/images/pause.tar"
 
 launch kubelet "$bin/kubelet" --config "$dir/etc/kubelet.yaml" --kubeconfig "$dir/etc/node.kubeconfig" \
-  --root-dir "$dir/kubelet" --hostname-override "$KUBE_NODE_NAME" --node-ip "$KUBE_NODE_IP"
+  --root-dir "$dir/kubelet" --hostname-override "$KUBE_NODE_NAME" --node-ip "$KUBE_NODE_IP" --oom-score-adj 0
 launch kube-proxy "$bin/kube-proxy" --config "$dir/etc/kube-proxy.yaml"
 
 node_ready() { [ "$(kubectl get node "$KUBE_NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }

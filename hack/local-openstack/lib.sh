@@ -14,9 +14,18 @@ DONE_DIR="$STATE_DIR/done"
 PYTHON_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/python"
 
 PASSWORD="${CAPO_OPENSTACK_PASSWORD:-secret}"
-ADDRESS=127.0.0.1
+# Every daemon listens on this address, on this machine's loopback interface: reachable from this
+# machine and from the pods of its single-node Kubernetes (hack/kube), whose provider talks to
+# the cloud as a user's would, and from nowhere else (up.sh drops what other interfaces bring
+# for it). 127.0.0.1 would be out of the pods' reach: it is each pod's own.
+ADDRESS=10.254.0.1
+# The pods that may reach it: hack/kube's pod network.
+POD_CIDR=10.244.0.0/16
 KEYSTONE_URL="http://$ADDRESS:5000"
-RABBIT_URL="rabbit://guest:guest@$ADDRESS:5672/"
+# The message broker serves the OpenStack daemons only: it stays on 127.0.0.1, where RabbitMQ lets
+# its guest user log in.
+BROKER_ADDRESS=127.0.0.1
+RABBIT_URL="rabbit://guest:guest@$BROKER_ADDRESS:5672/"
 # Nova compute hosts and the availability zone each one is in.
 COMPUTE_HOSTS=(compute-az1:az1 compute-az2:az2)
 ZONES=(az1 az2)

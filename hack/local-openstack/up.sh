@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Starts a real OpenStack on 127.0.0.1 from Debian's packages, for the end-to-end tests and the
+# Starts a real OpenStack on 10.254.0.1 (an address on this machine's loopback interface, see
+# lib.sh) from Debian's packages, for the end-to-end tests and the
 # demo: Keystone, Placement, Glance, Neutron (ML2 with a bind-everything driver and stand-in agents
 # in az1/az2), Nova (fake virt driver, one compute host per zone, zones az1/az2), Cinder (Cinder's
 # fake volume driver, one backend per zone), Octavia (amphora provider; amphorae are fake Nova
@@ -79,8 +80,8 @@ EOF
 }
 
 rabbit_environment() {
-  export HOME=/var/lib/rabbitmq RABBITMQ_NODENAME=rabbit@localhost RABBITMQ_NODE_IP_ADDRESS=$ADDRESS \
-    RABBITMQ_NODE_PORT=5672 RABBITMQ_DIST_PORT=25672 ERL_EPMD_ADDRESS=$ADDRESS \
+  export HOME=/var/lib/rabbitmq RABBITMQ_NODENAME=rabbit@localhost RABBITMQ_NODE_IP_ADDRESS=$BROKER_ADDRESS \
+    RABBITMQ_NODE_PORT=5672 RABBITMQ_DIST_PORT=25672 ERL_EPMD_ADDRESS=$BROKER_ADDRESS \
     RABBITMQ_CONFIG_FILE="$CONF_DIR/rabbitmq/rabbitmq.conf" \
     RABBITMQ_CONF_ENV_FILE="$CONF_DIR/rabbitmq/rabbitmq-env.conf" \
     RABBITMQ_ENABLED_PLUGINS_FILE="$CONF_DIR/rabbitmq/enabled_plugins" \
@@ -93,7 +94,7 @@ start_rabbitmq() {
   mkdir -p "$CONF_DIR/rabbitmq" "$DATA_DIR/rabbitmq" "$LOG_DIR/rabbitmq" "$PID_DIR/rabbitmq"
   chown -R rabbitmq:rabbitmq "$DATA_DIR/rabbitmq" "$LOG_DIR/rabbitmq" "$PID_DIR/rabbitmq"
   cat >"$CONF_DIR/rabbitmq/rabbitmq.conf" <<EOF
-listeners.tcp.default = $ADDRESS:5672
+listeners.tcp.default = $BROKER_ADDRESS:5672
 loopback_users.guest = true
 log.console = false
 log.file.level = warning
@@ -107,12 +108,12 @@ EOF
     # 127.0.0.1 only and is started by the broker.
     local pid
     for pid in $(pgrep -u rabbitmq -x epmd || true); do
-      ss -Hltnp "sport = :4369" | grep -q "$ADDRESS:4369.*pid=$pid," || kill "$pid" || true
+      ss -Hltnp "sport = :4369" | grep -q "$BROKER_ADDRESS:4369.*pid=$pid," || kill "$pid" || true
     done
   fi
   (rabbit_environment && daemon rabbitmq --user rabbitmq -- /usr/lib/rabbitmq/bin/rabbitmq-server)
   local deadline=$((SECONDS + 120))
-  until (exec 3<>"/dev/tcp/$ADDRESS/5672") 2>/dev/null; do
+  until (exec 3<>"/dev/tcp/$BROKER_ADDRESS/5672") 2>/dev/null; do
     running rabbitmq || die "rabbitmq exited; see $LOG_DIR/rabbitmq"
     [ "$SECONDS" -lt "$deadline" ] || die "rabbitmq did not listen within 120s"
     sleep 0.3
@@ -793,12 +794,35 @@ all_running() {
   [ -s "$STATE_DIR/clouds.yaml" ] && [ -e "$DONE_DIR/octavia-zones" ] && [ -e "$DONE_DIR/volumes" ]
 }
 
+# listen_address puts $ADDRESS on the loopback interface, with a rule that drops what any other
+# interface brings for it unless it comes from the pod network.
+listen_address() {
+  ip addr show dev lo | grep -q "inet $ADDRESS/" || ip addr add "$ADDRESS/32" dev lo
+  iptables -C INPUT -d "$ADDRESS/32" ! -i lo ! -s "$POD_CIDR" -j DROP 2>/dev/null ||
+    iptables -I INPUT -d "$ADDRESS/32" ! -i lo ! -s "$POD_CIDR" -j DROP
+}
+
+# A state directory made for another address (the catalog, the agents' records) is purged and
+# made again.
+check_address() {
+  local was
+  was=$(cat "$STATE_DIR/address" 2>/dev/null || echo 127.0.0.1)
+  [ ! -e "$DONE_DIR/keystone-database" ] || [ "$was" = "$ADDRESS" ] || {
+    say "the state in $STATE_DIR is for $was, not $ADDRESS: purging it"
+    "$(dirname "$0")/down.sh" --purge >/dev/null
+    mkdir -p "$CONF_DIR" "$DATA_DIR" "$LOG_DIR" "$PID_DIR" "$WRAPPER_DIR" "$DONE_DIR"
+  }
+  echo "$ADDRESS" >"$STATE_DIR/address"
+}
+
 main() {
   local start=$SECONDS
-  if all_running; then
+  listen_address
+  if all_running && [ "$(cat "$STATE_DIR/address" 2>/dev/null)" = "$ADDRESS" ]; then
     say "already running; clouds.yaml: $STATE_DIR/clouds.yaml"
     return 0
   fi
+  check_address
   step packages install_packages
   check_ports
   step mariadb start_mariadb

@@ -1,84 +1,135 @@
 #!/usr/bin/env bash
-# Starts a Cluster API management plane on this machine: etcd + kube-apiserver (built from the
-# module proxy, as for envtest), the Cluster API core manager (built from the module proxy) as a
-# process, and this provider as clusterctl installs it: the release's components file
-# (make release) applied, and the manager run from the release's image (make image) with runc, as
-# its Deployment's pod would run. Both serve their webhooks on 127.0.0.1. Idempotent: when it is
-# up, prints where and returns.
+# Starts a Cluster API management cluster on this machine, the way a user makes one: the
+# single-node Kubernetes of hack/kube, then `clusterctl init` with a clusterctl configuration that
+# points at local files (nothing here reaches a release download): Cluster API's core provider
+# (hack/cluster-api.sh release), this provider's release (make release: out/) and cert-manager's
+# release manifest (hack/cert-manager.sh), which clusterctl installs first. Their images are built
+# here and imported into the node's containerd. Idempotent: when it is up, prints where and returns.
 #
 #   hack/mgmt/up.sh      then: export KUBECONFIG=$CAPO_MGMT_DIR/kubeconfig
 #
-# Everything goes under $CAPO_MGMT_DIR (default /var/tmp/capo-management-plane): kubeconfig,
-# logs/ (one file per manager, mgmtplane.log for the supervisor), certs/. hack/mgmt/down.sh stops
-# it. Extra flags for the provider's manager: CAPO_MANAGER_ARGS. The components' clusterctl
-# variables come from the environment (docs/getting-started.md); CAPO_INSECURE_DIAGNOSTICS
-# defaults to true here, so that /metrics is plain HTTP on 127.0.0.1, and CAPO_DNS_SUFFIXES to
-# example.com, the local DNS server's zone, so that clusters may publish their records there.
+# Under $CAPO_MGMT_DIR (default /var/tmp/capo-management-plane): kubeconfig, repository/ (the
+# clusterctl configuration and the local repository), logs/ (the peers' output), ready. The node
+# itself lives under $CAPO_KUBE_DIR (hack/kube; one per machine). hack/mgmt/down.sh stops it all.
+# The components' clusterctl variables come from the environment (docs/getting-started.md);
+# CAPO_INSECURE_DIAGNOSTICS defaults to true here, so that /metrics is plain HTTP on the pod's
+# address, and CAPO_DNS_SUFFIXES to example.com, the local DNS server's zone.
 #
-# When the DNS server of hack/dns/up.sh runs ($CAPO_DNS_DIR/env exists), the plane also runs
+# Peers that are not under test run beside the cluster as processes of this machine, restarted
+# when they exit: when the DNS server of hack/dns/up.sh runs ($CAPO_DNS_DIR/env exists),
 # ExternalDNS (hack/external-dns.sh), which publishes the provider's DNSEndpoints into it, as an
-# owner of its own in the zone's TXT registry (capo-<the base name of $CAPO_MGMT_DIR>), so that
-# the demo's plane and the end-to-end suite's never delete each other's records; with
-# CAPO_MGMT_DNS_DOMAIN it manages only the names under that domain.
-#
-# The plane restarts a manager that exits unasked, as a kubelet would, and serves a control
-# endpoint on 127.0.0.1 (its ready file's control= line) that kills, stops and starts managers
-# (the end-to-end crash and leader election specs use it). With CAPO_MGMT_UPSTREAM set to upstream
-# CAPO's directory (hack/upstream-capo.sh), the endpoint also runs upstream's manager in place of
-# this provider's and back: the end-to-end takeover spec uses it. With CAPO_MGMT_ORC set to the
-# OpenStack Resource Controller's directory (hack/orc.sh), the plane runs ORC too.
+# owner of its own in the zone's TXT registry (capo-<the base name of $CAPO_MGMT_DIR>; with
+# CAPO_MGMT_DNS_DOMAIN only the names under that domain); with CAPO_MGMT_ORC set to the OpenStack
+# Resource Controller's directory (hack/orc.sh), ORC. With CAPO_MGMT_UPSTREAM set to upstream
+# CAPO's directory (hack/upstream-capo.sh), its release is laid out in the local repository too,
+# for the end-to-end takeover spec.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-source "$root/hack/lib.sh"
+source "$root/hack/kube/lib.sh"
 dir="${CAPO_MGMT_DIR:-/var/tmp/capo-management-plane}"
 dns_env="${CAPO_DNS_DIR:-/var/tmp/capo-dns}/env"
-mkdir -p "$dir/logs"
+mkdir -p "$dir/logs" "$dir/pids"
+kubeconfig="$dir/kubeconfig"
 
-pid=$(cat "$dir/mgmtplane.pid" 2>/dev/null || true)
-if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ -e "$dir/ready" ]; then
-  log "already running (pid $pid); KUBECONFIG=$dir/kubeconfig"
+if [ -e "$dir/ready" ] && kube_running; then
+  log "already running; KUBECONFIG=$kubeconfig"
   exit 0
 fi
+rm -f "$dir/ready"
 
 start=$SECONDS
-assets="$("$root/hack/envtest-assets.sh")"
-capi_bin="$("$root/hack/cluster-api.sh")"
-capi_source="$("$root/hack/cluster-api.sh" source)"
 version="${RELEASE_VERSION:-v0.2.0}"
+capi_release="$("$root/hack/cluster-api.sh" release)"
+clusterctl="$("$root/hack/cluster-api.sh")/clusterctl"
+cert_manager="$("$root/hack/cert-manager.sh")"
 (cd "$root" && make --no-print-directory release RELEASE_VERSION="$version" IMAGE_ARCHES="$(go env GOARCH)" >/dev/null)
-image="$root/out/image/manager-$version-linux-$(go env GOARCH).tar"
-(cd "$root" && go build -o bin/mgmtplane ./hack/mgmtplane)
-dns_args=()
-if [ -s "$dns_env" ]; then
-  dns_args=(--external-dns "$("$root/hack/external-dns.sh")" --dns-env "$dns_env")
-  [ -z "${CAPO_MGMT_DNS_DOMAIN:-}" ] || dns_args+=(--dns-domain "$CAPO_MGMT_DNS_DOMAIN")
-fi
-upstream_args=()
+log "releases and images ready ($((SECONDS - start))s)"
+
+"$root/hack/kube/up.sh"
+cp "$KUBE_DIR/kubeconfig" "$kubeconfig"
+export KUBECONFIG="$kubeconfig"
+kubectl() { "${CAPO_CACHE_DIR}/kubernetes/v${KUBERNETES_VERSION}/kubectl" "$@"; }
+
+# The images the components name, imported as a registry would have served them.
+t=$SECONDS
+for i in "$cert_manager"/images/*.tar "$capi_release/image.tar"; do kube_import "$i"; done
+manager_image="$(sed -n 's/^ *image: \(.*cluster-api-provider-openstack:.*\)$/\1/p' "$root/out/infrastructure-components.yaml" | head -1)"
+kube_import "$root/out/image/manager-$version-linux-$(go env GOARCH).tar" "$manager_image"
+log "images imported into the node's containerd ($((SECONDS - t))s)"
+
+# The local repository: <repository>/<provider label>/<version>/<files>, as clusterctl reads it.
+repo="$dir/repository"
+rm -rf "$repo" && mkdir -p "$repo"
+capi_dir="$repo/cluster-api/${CLUSTER_API_VERSION}"
+ours_dir="$repo/infrastructure-openstack/$version"
+cm_dir="$repo/cert-manager/${CERT_MANAGER_VERSION}"
+mkdir -p "$capi_dir" "$ours_dir" "$cm_dir"
+cp "$capi_release/core-components.yaml" "$capi_release/metadata.yaml" "$capi_dir/"
+cp "$root"/out/*.yaml "$ours_dir/"
+cp "$cert_manager/cert-manager.yaml" "$cm_dir/"
+cat >"$repo/clusterctl.yaml" <<EOF
+providers:
+- name: cluster-api
+  type: CoreProvider
+  url: file://$capi_dir/core-components.yaml
+- name: openstack
+  type: InfrastructureProvider
+  url: file://$ours_dir/infrastructure-components.yaml
+cert-manager:
+  url: file://$cm_dir/cert-manager.yaml
+  version: ${CERT_MANAGER_VERSION}
+EOF
 if [ -n "${CAPO_MGMT_UPSTREAM:-}" ]; then
-  upstream_args=(--upstream "$CAPO_MGMT_UPSTREAM")
+  # Upstream CAPO's release, for the takeover spec: `clusterctl init --infrastructure
+  # openstack:<upstream's version>` installs it as upstream's users do.
+  up_dir="$repo/infrastructure-openstack/${UPSTREAM_CAPO_VERSION}"
+  mkdir -p "$up_dir"
+  cp "$CAPO_MGMT_UPSTREAM/infrastructure-components.yaml" "$CAPO_MGMT_UPSTREAM/metadata.yaml" "$up_dir/"
+  kube_import "$CAPO_MGMT_UPSTREAM/image.tar"
+fi
+
+export CLUSTERCTL_DISABLE_VERSIONCHECK=true
+export CAPO_INSECURE_DIAGNOSTICS="${CAPO_INSECURE_DIAGNOSTICS:-true}" CAPO_DNS_SUFFIXES="${CAPO_DNS_SUFFIXES:-example.com}"
+if ! kubectl get providers.clusterctl.cluster.x-k8s.io -A -o name 2>/dev/null | grep -q .; then
+  t=$SECONDS
+  "$clusterctl" init --config "$repo/clusterctl.yaml" --kubeconfig "$kubeconfig" \
+    --core "cluster-api:${CLUSTER_API_VERSION}" --bootstrap - --control-plane - \
+    --infrastructure "openstack:$version" --wait-providers --wait-provider-timeout 300 >"$dir/logs/clusterctl-init.log" 2>&1 ||
+    { cat "$dir/logs/clusterctl-init.log" >&2; log "clusterctl init failed"; exit 1; }
+  echo "clusterctl_init_seconds=$((SECONDS - t))" >"$dir/init"
+  log "clusterctl init: cert-manager ${CERT_MANAGER_VERSION}, Cluster API ${CLUSTER_API_VERSION} and this provider $version ready in $((SECONDS - t))s"
+fi
+
+# peer NAME COMMAND... runs COMMAND as a process of this machine, started again a second after it
+# exits, its output in logs/NAME.log.
+peer() {
+  local name=$1; shift
+  local p; p=$(cat "$dir/pids/$name" 2>/dev/null || true)
+  [ -z "$p" ] || kill -- "-$p" 2>/dev/null || true
+  setsid bash -c 'while true; do "$@"; echo "exited with status $?; starting again"; sleep 1; done' "$name" "$@" \
+    >>"$dir/logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$dir/pids/$name"
+}
+ready=("kube_dir=$KUBE_DIR" "containerd=$KUBE_CONTAINERD_SOCK")
+if [ -s "$dns_env" ]; then
+  declare -A dns=()
+  while IFS='=' read -r k v; do [ -z "$k" ] || dns[$k]=$v; done <"$dns_env"
+  edns="$("$root/hack/external-dns.sh")"
+  kubectl apply --server-side -f "$edns/dnsendpoints.yaml" >/dev/null
+  EXTERNAL_DNS_RFC2136_TSIG_SECRET="$(tr -d '[:space:]' <"${dns[secret_file]}")" peer external-dns "$edns/external-dns" \
+    --kubeconfig "$kubeconfig" --source=crd --provider=rfc2136 \
+    --rfc2136-host="${dns[server]}" --rfc2136-port="${dns[port]}" --rfc2136-zone="${dns[zone]}" \
+    --rfc2136-tsig-keyname="${dns[keyname]}" --rfc2136-tsig-secret-alg="${dns[algorithm]}" --rfc2136-tsig-axfr \
+    --domain-filter="${CAPO_MGMT_DNS_DOMAIN:-${dns[zone]}}" --managed-record-types=A --managed-record-types=AAAA \
+    --registry=txt --txt-owner-id="capo-$(basename "$dir")" --txt-prefix=edns- --policy=sync \
+    --events --interval=10s --min-event-sync-interval=1s --metrics-address=127.0.0.1:17979
+  ready+=("dns_server=${dns[server]}:${dns[port]}")
 fi
 if [ -n "${CAPO_MGMT_ORC:-}" ]; then
-  upstream_args+=(--orc "$CAPO_MGMT_ORC")
+  kubectl apply --server-side -f "$CAPO_MGMT_ORC/crds" >/dev/null
+  peer orc "$CAPO_MGMT_ORC/manager" --kubeconfig "$kubeconfig" --metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:18081
+  ready+=("orc=$CAPO_MGMT_ORC")
 fi
-log "release, image and plane ready ($((SECONDS - start))s)"
-
-rm -f "$dir/ready"
-KUBEBUILDER_ASSETS="$assets" CAPO_INSECURE_DIAGNOSTICS="${CAPO_INSECURE_DIAGNOSTICS:-true}" CAPO_DNS_SUFFIXES="${CAPO_DNS_SUFFIXES:-example.com}" \
-  setsid nohup "$root/bin/mgmtplane" --dir "$dir" \
-  --capi-source "$capi_source" --capi-manager "$capi_bin/cluster-api-manager" \
-  --components "$root/out/infrastructure-components.yaml" --provider-image "$image" \
-  --provider-args "${CAPO_MANAGER_ARGS:-}" "${dns_args[@]}" "${upstream_args[@]}" \
-  >"$dir/logs/mgmtplane.log" 2>&1 </dev/null &
-echo $! >"$dir/mgmtplane.pid"
-
-deadline=$((SECONDS + 300))
-until [ -e "$dir/ready" ]; do
-  if ! kill -0 "$(cat "$dir/mgmtplane.pid")" 2>/dev/null; then
-    tail -20 "$dir/logs/mgmtplane.log" >&2
-    log "the management plane exited; logs in $dir/logs"
-    exit 1
-  fi
-  [ "$SECONDS" -lt "$deadline" ] || { log "not ready within 300s; logs in $dir/logs"; exit 1; }
-  sleep 0.3
-done
-log "up in $((SECONDS - start))s; export KUBECONFIG=$dir/kubeconfig (logs in $dir/logs)"
+[ -z "${CAPO_MGMT_UPSTREAM:-}" ] || ready+=("upstream=$CAPO_MGMT_UPSTREAM")
+printf '%s\n' "${ready[@]}" >"$dir/ready"
+log "up in $((SECONDS - start))s; export KUBECONFIG=$kubeconfig (peers' logs in $dir/logs; kubectl logs for the providers)"
