@@ -163,6 +163,9 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 maxPods: 60
+# The end-to-end crash specs kill the provider's manager many times within minutes: restart a
+# container within 5 s at most, not after the default's growing delay of up to 5 minutes.
+crashLoopBackOff: {maxContainerRestartPeriod: 5s}
 YAML
 
 cat >"$dir/etc/kube-proxy.yaml" <<YAML

@@ -807,18 +807,18 @@ listen_address() {
 check_address() {
   local was
   was=$(cat "$STATE_DIR/address" 2>/dev/null || echo 127.0.0.1)
-  [ ! -e "$DONE_DIR/keystone-database" ] || [ "$was" = "$ADDRESS" ] || {
-    say "the state in $STATE_DIR is for $was, not $ADDRESS: purging it"
+  [ ! -e "$DONE_DIR/keystone-database" ] || [ "$was" = "$ADDRESS broker $BROKER_ADDRESS" ] || {
+    say "the state in $STATE_DIR is for $was, not $ADDRESS broker $BROKER_ADDRESS: purging it"
     "$(dirname "$0")/down.sh" --purge >/dev/null
     mkdir -p "$CONF_DIR" "$DATA_DIR" "$LOG_DIR" "$PID_DIR" "$WRAPPER_DIR" "$DONE_DIR"
   }
-  echo "$ADDRESS" >"$STATE_DIR/address"
+  echo "$ADDRESS broker $BROKER_ADDRESS" >"$STATE_DIR/address"
 }
 
 main() {
   local start=$SECONDS
   listen_address
-  if all_running && [ "$(cat "$STATE_DIR/address" 2>/dev/null)" = "$ADDRESS" ]; then
+  if all_running && [ "$(cat "$STATE_DIR/address" 2>/dev/null)" = "$ADDRESS broker $BROKER_ADDRESS" ]; then
     say "already running; clouds.yaml: $STATE_DIR/clouds.yaml"
     return 0
   fi

@@ -110,7 +110,10 @@ peer() {
     >>"$dir/logs/$name.log" 2>&1 </dev/null &
   echo $! >"$dir/pids/$name"
 }
-ready=("kube_dir=$KUBE_DIR" "containerd=$KUBE_CONTAINERD_SOCK")
+# What the end-to-end specs act with, as an operator would.
+ready=("kube_dir=$KUBE_DIR" "containerd=$KUBE_CONTAINERD_SOCK" "clusterctl=$clusterctl"
+  "kubectl=${CAPO_CACHE_DIR}/kubernetes/v${KUBERNETES_VERSION}/kubectl" "clusterctl_config=$repo/clusterctl.yaml"
+  "components=$ours_dir/infrastructure-components.yaml")
 if [ -s "$dns_env" ]; then
   declare -A dns=()
   while IFS='=' read -r k v; do [ -z "$k" ] || dns[$k]=$v; done <"$dns_env"
@@ -130,6 +133,6 @@ if [ -n "${CAPO_MGMT_ORC:-}" ]; then
   peer orc "$CAPO_MGMT_ORC/manager" --kubeconfig "$kubeconfig" --metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:18081
   ready+=("orc=$CAPO_MGMT_ORC")
 fi
-[ -z "${CAPO_MGMT_UPSTREAM:-}" ] || ready+=("upstream=$CAPO_MGMT_UPSTREAM")
+[ -z "${CAPO_MGMT_UPSTREAM:-}" ] || ready+=("upstream=$CAPO_MGMT_UPSTREAM" "upstream_version=${UPSTREAM_CAPO_VERSION}")
 printf '%s\n' "${ready[@]}" >"$dir/ready"
 log "up in $((SECONDS - start))s; export KUBECONFIG=$kubeconfig (peers' logs in $dir/logs; kubectl logs for the providers)"

@@ -28,7 +28,7 @@ import (
 	"time"
 )
 
-// PlaneValue is one value of the management plane's ready file (hack/mgmtplane), "" when the
+// PlaneValue is one value of the management cluster's ready file (hack/mgmt/up.sh), "" when the
 // file lacks it.
 func PlaneValue(mgmtDir, key string) (string, error) {
 	data, err := os.ReadFile(filepath.Join(mgmtDir, "ready"))

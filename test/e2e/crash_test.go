@@ -20,13 +20,9 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -37,18 +33,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 // leaseName is the provider's leader election Lease (main.go).
 const leaseName = "controller-leader-election-capo-multiaz"
 
-// The provider's manager SIGKILLed at random moments (as an out-of-memory kill or a lost node
-// would), several times in each of: a two-zone cluster's creation with a control plane machine
-// per zone, the in-place migration of a single load balancer cluster to two zones, and the
-// deletion of both. The management plane starts a killed manager again, as the kubelet would;
-// the new one waits for the old one's lease to run out, as in a cluster. After every kill and at
+// The provider's manager SIGKILLed at random moments (as an out-of-memory kill would: its
+// container, through the node's containerd), several times in each of: a two-zone cluster's
+// creation with a control plane machine per zone, the in-place migration of a single load
+// balancer cluster to two zones, and the deletion of both. The kubelet starts the killed
+// container again; the new manager waits for the old one's lease to run out. After every kill and at
 // the end, the real cloud must hold nothing twice for one purpose; each phase must converge; the
 // deletion must leave the project as it was. CAPO_E2E_KILL_SEED replays a run's moments.
 var _ = Describe("A manager killed at random moments", Ordered, func() {
@@ -67,9 +62,6 @@ var _ = Describe("A manager killed at random moments", Ordered, func() {
 	// Both clusters are created here, so that their cleanups (delete, then check the project)
 	// come after the last spec; b, the single load balancer one, is created under a's kills.
 	BeforeAll(func(ctx SpecContext) {
-		if control, _ := localenv.PlaneValue(mgmtDir(), "control"); control == "" {
-			Skip("the management plane has no control endpoint (hack/mgmt/up.sh starts one)")
-		}
 		seed := time.Now().UnixNano()
 		if s := os.Getenv("CAPO_E2E_KILL_SEED"); s != "" {
 			var err error
@@ -154,26 +146,24 @@ var _ = Describe("A manager killed at random moments", Ordered, func() {
 	}, NodeTimeout(10*time.Minute))
 })
 
-// Two replicas of the provider's manager, as a Deployment with two replicas runs them: the
-// leader is SIGKILLed while a two-zone cluster is being created and stays down; the other
-// replica must take the lease within its duration (plus one retry), and the cluster converge with
-// nothing twice.
+// The provider's Deployment scaled to two replicas: the leader's pod is deleted at once (grace
+// period 0: its manager is SIGKILLed, as when its node is lost) while a two-zone cluster is being
+// created; the other replica must take the lease within its duration (plus one retry), and the
+// cluster converge with nothing twice.
 var _ = Describe("Two managers with leader election", Ordered, func() {
 	name := "leader-" + runID
 
 	BeforeAll(func(ctx SpecContext) {
-		if control, _ := localenv.PlaneValue(mgmtDir(), "control"); control == "" {
-			Skip("the management plane has no control endpoint (hack/mgmt/up.sh starts one)")
-		}
-		planePost(ctx, "/managers/provider-manager-1/start")
+		scaleProvider(ctx, 2)
 		DeferCleanup(func(ctx SpecContext) {
-			// Back to one replica, the Deployment's, holding the lease for the specs that follow.
-			planePost(ctx, "/managers/provider-manager/start")
-			planePost(ctx, "/managers/provider-manager-1/stop")
+			// Back to one replica, holding the lease for the specs that follow.
+			scaleProvider(ctx, 1)
 			Eventually(func(g Gomega) {
 				holder, _ := leaseHolder(ctx, g)
-				g.Expect(replicaOf(holder)).To(Equal("provider-manager"))
-			}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), "replica 0 leads again")
+				pods := providerPods(ctx, g)
+				g.Expect(pods).To(HaveLen(1))
+				g.Expect(podOf(holder)).To(Equal(pods[0].Name))
+			}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), "the one replica leads")
 		}, NodeTimeout(4*time.Minute))
 	}, NodeTimeout(4*time.Minute))
 
@@ -190,7 +180,7 @@ var _ = Describe("Two managers with leader election", Ordered, func() {
 			g.Expect(getCluster(ctx, g, key).Status.APIServerLoadBalancers).NotTo(BeEmpty())
 		}).WithTimeout(time.Minute).WithPolling(200 * time.Millisecond).Should(Succeed())
 		killed := time.Now()
-		planePost(ctx, "/managers/"+replicaOf(leader)+"/kill?restart=false")
+		Expect(kube.Delete(ctx, providerPod(ctx, Default, podOf(leader)), client.GracePeriodSeconds(0))).To(Succeed())
 		var (
 			duration time.Duration
 			acquired time.Time
@@ -198,7 +188,7 @@ var _ = Describe("Two managers with leader election", Ordered, func() {
 		Eventually(func(g Gomega) {
 			holder, lease := leaseHolder(ctx, g)
 			g.Expect(holder).NotTo(Equal(leader))
-			g.Expect(replicaOf(holder)).NotTo(Equal(replicaOf(leader)))
+			g.Expect(podOf(holder)).NotTo(Equal(podOf(leader)), "a replica other than the deleted pod")
 			g.Expect(lease.Spec.AcquireTime).NotTo(BeNil(), "the new holder records when it acquired the lease")
 			duration = time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0)) * time.Second
 			acquired = lease.Spec.AcquireTime.Time
@@ -233,13 +223,13 @@ func killWhile(ctx context.Context, rng *rand.Rand, mark string, n int, done fun
 		if InterceptGomegaFailures(func() { done(Default) }) == nil {
 			break
 		}
-		planePost(ctx, "/managers/"+replicaOf(leader)+"/kill")
+		killManager(ctx, providerPod(ctx, Default, podOf(leader)))
 		kills++
 		since := "the phase began"
 		if kills > 1 {
 			since = "it took the lease"
 		}
-		GinkgoWriter.Printf("kill %d: %s SIGKILLed %s after %s\n", kills, replicaOf(leader), delay.Round(10*time.Millisecond), since)
+		GinkgoWriter.Printf("kill %d: pod %s's manager SIGKILLed %s after %s\n", kills, podOf(leader), delay.Round(10*time.Millisecond), since)
 		expectNoDuplicates(ctx, mark)
 		old := leader
 		Eventually(func(g Gomega) {
@@ -270,30 +260,4 @@ func leaseHolder(ctx context.Context, g Gomega) (string, *coordinationv1.Lease) 
 	}
 	g.Expect(leaseName).To(BeEmpty(), "no Lease %s: is the manager run with --leader-elect?", leaseName)
 	return "", nil
-}
-
-// replicaOf is the management plane's name for the replica a lease holder runs in: the holder is
-// "<host name>_<uuid>", and replica i's host name is capo-controller-manager-i.
-func replicaOf(holder string) string {
-	host, _, _ := strings.Cut(holder, "_")
-	i, err := strconv.Atoi(strings.TrimPrefix(host, "capo-controller-manager-"))
-	Expect(err).NotTo(HaveOccurred(), "lease holder %q", holder)
-	if i == 0 {
-		return "provider-manager"
-	}
-	return fmt.Sprintf("provider-manager-%d", i)
-}
-
-// planePost posts to path on the management plane's control endpoint and prints its answer.
-func planePost(ctx context.Context, path string) {
-	control, err := localenv.PlaneValue(mgmtDir(), "control")
-	Expect(err).NotTo(HaveOccurred())
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, control+path, nil)
-	Expect(err).NotTo(HaveOccurred())
-	resp, err := http.DefaultClient.Do(req)
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(resp.Body)
-	Expect(resp.StatusCode).To(Equal(http.StatusOK), "POST %s: %s", path, body)
-	GinkgoWriter.Printf("management plane, POST %s: %s", path, body)
 }

@@ -45,7 +45,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
 )
 
-// dnsServer is where the management plane's ExternalDNS publishes (hack/dns, hack/mgmtplane).
+// dnsServer is where the management cluster's ExternalDNS publishes (hack/dns, hack/mgmt/up.sh).
 func dnsServer() string {
 	server, err := localenv.PlaneValue(mgmtDir(), "dns_server")
 	Expect(err).NotTo(HaveOccurred())
@@ -54,7 +54,7 @@ func dnsServer() string {
 }
 
 // otherPlaneExternalDNS runs, once, an ExternalDNS as another management plane would run it
-// against the same DNS zone (hack/mgmtplane's arguments, the whole zone, the sync policy), with
+// against the same DNS zone (hack/mgmt/up.sh's arguments, the whole zone, the sync policy), with
 // owner in the zone's TXT registry and a source that holds nothing (a namespace without
 // DNSEndpoints), and returns its output. CAPO_E2E_EXTERNAL_DNS and CAPO_E2E_DNS_ENV (hack/e2e.sh)
 // say where ExternalDNS and the DNS server's env file are.

@@ -51,6 +51,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/clientcmd"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -222,6 +224,12 @@ func deleteCluster(ctx context.Context, cluster *clusterv1.Cluster, baseline fra
 	Expect(client.IgnoreNotFound(kube.Delete(ctx, cluster))).To(Succeed())
 	waitGone(ctx, cluster)
 	GinkgoWriter.Printf("cluster %s deleted in %s\n", cluster.Name, time.Since(start).Round(100*time.Millisecond))
+	// The cluster's DNSEndpoint (owned by its OpenStackCluster) goes with it.
+	record := &unstructured.Unstructured{}
+	record.SetGroupVersionKind(schema.GroupVersionKind{Group: "externaldns.k8s.io", Version: "v1alpha1", Kind: "DNSEndpoint"})
+	record.SetNamespace(cluster.Namespace)
+	record.SetName(cluster.Name + "-apiserver")
+	waitGone(ctx, record)
 	expectNothingLeft(ctx, baseline)
 }
 

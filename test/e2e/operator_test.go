@@ -19,7 +19,6 @@ limitations under the License.
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,7 +35,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
 )
 
@@ -73,8 +71,7 @@ func expectTableRow(ctx context.Context, g Gomega, key client.ObjectKey, want ma
 	}
 }
 
-// exportedMetrics reads the families the provider's manager exports, from the address the
-// management plane wrote in its ready file.
+// exportedMetrics reads the families the leading provider pod's manager exports.
 func exportedMetrics(ctx context.Context, g Gomega) map[string]bool {
 	families := map[string]bool{}
 	for _, line := range providerMetrics(ctx, g) {
@@ -85,39 +82,17 @@ func exportedMetrics(ctx context.Context, g Gomega) map[string]bool {
 	return families
 }
 
-// providerMetrics are the lines of the provider's /metrics, which the management plane serves
-// over plain HTTP on 127.0.0.1.
-func providerMetrics(ctx context.Context, g Gomega) []string {
-	url, err := localenv.PlaneValue(mgmtDir(), "provider_metrics")
-	g.Expect(err).NotTo(HaveOccurred(), "the management plane's ready file (make test-e2e sets CAPO_MGMT_DIR)")
-	g.Expect(url).To(HavePrefix("http://"), "the plane serves the provider's metrics over plain HTTP on 127.0.0.1")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	resp, err := http.DefaultClient.Do(req)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
-	var lines []string
-	scanner := bufio.NewScanner(resp.Body)
-	scanner.Buffer(make([]byte, 1<<20), 1<<20)
-	for scanner.Scan() {
-		lines = append(lines, scanner.Text())
-	}
-	g.Expect(scanner.Err()).NotTo(HaveOccurred())
-	return lines
-}
-
 // dashboardPath is the Grafana dashboard of docs/.
 func dashboardPath() string {
 	return filepath.Join(envtestutil.RepoRoot(), "docs", "grafana-dashboard.json")
 }
 
 var _ = Describe("The provider's manager", func() {
-	It("has every permission it uses: its log holds no refusal of the API server", func() {
-		log, err := os.ReadFile(filepath.Join(mgmtDir(), "logs", "provider-manager.log"))
-		Expect(err).NotTo(HaveOccurred())
+	It("has every permission it uses: its pods' logs hold no refusal of the API server", func(ctx SpecContext) {
+		log := providerLogs(ctx)
+		Expect(log).NotTo(BeEmpty())
 		var refused []string
-		for _, line := range strings.Split(string(log), "\n") {
+		for _, line := range strings.Split(log, "\n") {
 			if strings.Contains(line, " is forbidden: ") {
 				refused = append(refused, line)
 			}

@@ -24,6 +24,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,10 +34,12 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -219,15 +222,70 @@ func memberAddresses(o observedLB) []string {
 	return out
 }
 
-// mgmtDir is the management plane's directory.
-func mgmtDir() string {
-	return framework.EnvOr("CAPO_MGMT_DIR", "/var/tmp/capo-management-plane")
+// planeTool is a path the management cluster's ready file names (hack/mgmt/up.sh).
+func planeTool(key string) string {
+	v, err := localenv.PlaneValue(mgmtDir(), key)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(v).NotTo(BeEmpty(), "the management cluster's ready file names %s", key)
+	return v
 }
 
-// switchProvider asks the management plane to run upstream CAPO's manager ("upstream") or this
-// provider's ("ours"), and returns once it is ready.
+// run runs a command as the operator would type it, and returns its output.
+func run(ctx context.Context, stdin string, name string, args ...string) string {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), "CLUSTERCTL_DISABLE_VERSIONCHECK=true")
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	GinkgoWriter.Printf("$ %s %s\n%s", filepath.Base(name), strings.Join(args, " "), out)
+	Expect(err).NotTo(HaveOccurred(), "%s %s: %s", name, strings.Join(args, " "), out)
+	return string(out)
+}
+
+// upstreamRuns says whether the provider's Deployment runs upstream CAPO's image.
+func upstreamRuns(ctx context.Context) bool {
+	d := &appsv1.Deployment{}
+	Expect(kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: providerDeployment}, d)).To(Succeed())
+	return strings.Contains(d.Spec.Template.Spec.Containers[0].Image, "/capi-openstack/")
+}
+
+// switchProvider makes the management cluster run upstream CAPO ("upstream") or this provider
+// ("ours"), and returns once its manager is ready. To upstream, as upstream's users have it:
+// this provider's components are deleted with clusterctl (its CRDs and every object stay), and
+// `clusterctl init` installs upstream's release. To this provider, docs/switching-from-upstream.md
+// section 3, step by step: pause the clusters, scale upstream's manager to zero and delete its
+// webhook configuration, apply this provider's components, wait for its manager, unpause.
 func switchProvider(ctx context.Context, to string) {
-	planePost(ctx, "/provider/"+to)
+	clusterctl, kubectl := planeTool("clusterctl"), planeTool("kubectl")
+	config := planeTool("clusterctl_config")
+	kubeconfig := os.Getenv("KUBECONFIG")
+	if (to == "upstream") == upstreamRuns(ctx) {
+		return
+	}
+	start := time.Now()
+	if to == "upstream" {
+		run(ctx, "", clusterctl, "delete", "--infrastructure", "openstack", "--config", config, "--kubeconfig", kubeconfig)
+		run(ctx, "", clusterctl, "init", "--infrastructure", "openstack:"+planeTool("upstream_version"), "--config", config,
+			"--kubeconfig", kubeconfig, "--wait-providers", "--wait-provider-timeout", "180")
+		waitProviderReady(ctx, 1)
+		GinkgoWriter.Printf("upstream CAPO installed in %s\n", time.Since(start).Round(100*time.Millisecond))
+		return
+	}
+	clusters := &clusterv1.ClusterList{}
+	Expect(kube.List(ctx, clusters, client.InNamespace(namespace))).To(Succeed())
+	for _, c := range clusters.Items {
+		run(ctx, "", kubectl, "-n", namespace, "patch", "cluster", c.Name, "--type", "merge", "-p", `{"spec":{"paused":true}}`)
+	}
+	run(ctx, "", kubectl, "-n", providerNamespace, "scale", "deployment", providerDeployment, "--replicas", "0")
+	run(ctx, "", kubectl, "delete", "validatingwebhookconfiguration", "capo-validating-webhook-configuration")
+	// The release's components with its clusterctl variables set, as clusterctl would apply them.
+	components := run(ctx, "", clusterctl, "generate", "yaml", "--from", planeTool("components"), "--config", config)
+	run(ctx, components, kubectl, "apply", "-f", "-")
+	waitProviderReady(ctx, 1)
+	Expect(upstreamRuns(ctx)).To(BeFalse(), "the Deployment runs this provider's image")
+	for _, c := range clusters.Items {
+		run(ctx, "", kubectl, "-n", namespace, "patch", "cluster", c.Name, "--type", "merge", "-p", `{"spec":{"paused":false}}`)
+	}
+	GinkgoWriter.Printf("switched to this provider in %s\n", time.Since(start).Round(100*time.Millisecond))
 }
 
 // ourCondition checks that condition t is True as this provider writes it: with a reason
