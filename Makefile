@@ -117,11 +117,11 @@ local-openstack-down: ## Stop the local OpenStack, keeping its data; PURGE=1 del
 	hack/local-openstack/down.sh $(if $(PURGE),--purge)
 
 .PHONY: mgmt-up
-mgmt-up: ## Start the local management plane: kube-apiserver, etcd, the Cluster API core manager and this provider's manager.
+mgmt-up: ## Start the local management cluster: a single-node Kubernetes, then clusterctl init (cert-manager, Cluster API, this provider) from local files.
 	hack/mgmt/up.sh
 
 .PHONY: mgmt-down
-mgmt-down: ## Stop the local management plane.
+mgmt-down: ## Stop the local management cluster (its data goes with it).
 	hack/mgmt/down.sh
 
 ##@ Build and test

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# The local demo (`make demo`): a real OpenStack on 127.0.0.1 (hack/local-openstack), a Cluster
-# API management plane as processes (hack/mgmt), then examples/multi-az-cluster.yaml applied: a
+# The local demo (`make demo`): a real OpenStack (hack/local-openstack), a single-node Kubernetes
+# with cert-manager, Cluster API and this provider installed by clusterctl init (hack/mgmt), then examples/multi-az-cluster.yaml applied: a
 # cluster with one API server load balancer per availability zone (az1, az2) and three control
 # plane machines. Prints, per zone, the load balancer, its VIP, floating IP and members, and the
 # answer of the DNS server (BIND, hack/dns) that ExternalDNS keeps at the healthy zones' addresses.
 # Idempotent; everything stays up for you to look at.
 #
-#   hack/demo.sh          bring up and apply (first run on a fresh machine: about 25 minutes,
-#                         mostly building kube-apiserver, Cluster API and ExternalDNS from the
-#                         module proxy)
+#   hack/demo.sh          bring up and apply (first run on a fresh machine: about 30 minutes,
+#                         mostly building Kubernetes, Cluster API, cert-manager and ExternalDNS
+#                         from the module proxy)
 #   hack/demo.sh down     delete the demo cluster, then stop the management plane and OpenStack
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -30,11 +30,13 @@ up)
   go run ./hack/demo --clouds-yaml "$openstack_dir/clouds.yaml" --mgmt-dir "$mgmt_dir" up
   cat <<EOF
 
-The management plane keeps running: export KUBECONFIG=$KUBECONFIG
+The management cluster keeps running: export KUBECONFIG=$KUBECONFIG
+(kubectl: ${CAPO_CACHE_DIR}/kubernetes/v${KUBERNETES_VERSION}/kubectl)
   kubectl get clusters,openstackclusters,machines,openstackmachines -n capo-demo
 OpenStack: export OS_CLIENT_CONFIG_FILE=$openstack_dir/clouds.yaml OS_CLOUD=capo-e2e
   openstack loadbalancer list
-Logs: $mgmt_dir/logs (managers), $openstack_dir/log (OpenStack)
+Logs: kubectl -n capo-system logs deploy/capo-controller-manager, $mgmt_dir/logs (ExternalDNS),
+  /var/tmp/capo-kube/logs (the node), $openstack_dir/log (OpenStack)
 Tear down: make demo-down
 EOF
   ;;

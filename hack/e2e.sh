@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The end-to-end run (`make test-e2e`): the suite under test/e2e and the fake-vs-real contract
-# suite, against a real OpenStack and a Cluster API management plane of local processes.
+# suite, against a real OpenStack and a Cluster API management cluster: a single-node Kubernetes
+# where clusterctl init installed cert-manager, Cluster API and this provider (hack/mgmt).
 #
 # Without CAPO_E2E_CLOUDS_YAML it uses the local OpenStack (hack/local-openstack): started here
 # and stopped afterwards, or left running if it already ran (the demo's). With it (and
@@ -24,13 +25,18 @@ export CAPO_E2E_ARTIFACTS="$artifacts/specs"
 
 PHASE_PREFIX="e2e: "
 
-# The peers built from the module proxy (upstream CAPO's manager for the takeover spec, ExternalDNS
-# for the plane, ORC for the machines whose image is an ORC Image), once per version into the
+# The peers built from the module proxy (the Kubernetes binaries of the node, cert-manager and
+# Cluster API's release for clusterctl init, this provider's previous release for the upgrade
+# spec, upstream CAPO's release for the takeover spec,
+# ExternalDNS, ORC for the machines whose image is an ORC Image), once per version into the
 # cache: in the background while the OpenStack and the DNS server start, which wait on apt and on
 # services more than on the CPU.
 peers_log="$(mktemp)"
 peers_start=$SECONDS
-(hack/upstream-capo.sh && hack/external-dns.sh && hack/orc.sh) >"$peers_log" 2>&1 &
+(set -e; t=$SECONDS
+ for p in kube/binaries.sh cert-manager.sh "cluster-api.sh release" previous-release.sh upstream-capo.sh external-dns.sh orc.sh; do
+   hack/$p >/dev/null; echo "  $p: $((SECONDS - t))s"; t=$SECONDS
+ done) >"$peers_log" 2>&1 &
 peers_pid=$!
 
 # 1: the local OpenStack is used; 2: and this run started it, so it stops it.
@@ -52,12 +58,14 @@ fi
 phase "DNS server" hack/dns/up.sh
 wait_peers() {
   wait "$peers_pid" || { cat "$peers_log" >&2; return 1; }
-  echo "upstream CAPO ${UPSTREAM_CAPO_VERSION}, ExternalDNS ${EXTERNAL_DNS_VERSION} and ORC ${ORC_VERSION} built or cached, $((SECONDS - peers_start))s after they started"
+  cat "$peers_log"
+  echo "Kubernetes ${KUBERNETES_VERSION}, cert-manager ${CERT_MANAGER_VERSION}, Cluster API ${CLUSTER_API_VERSION}, upstream CAPO ${UPSTREAM_CAPO_VERSION}, ExternalDNS ${EXTERNAL_DNS_VERSION} and ORC ${ORC_VERSION} built or cached, $((SECONDS - peers_start))s after they started"
 }
 phase "peers (wait)" wait_peers
 CAPO_MGMT_UPSTREAM="$(hack/upstream-capo.sh)"
 CAPO_MGMT_ORC="$(hack/orc.sh)"
-export CAPO_MGMT_UPSTREAM CAPO_MGMT_ORC
+CAPO_MGMT_PREVIOUS="$(hack/previous-release.sh)"
+export CAPO_MGMT_UPSTREAM CAPO_MGMT_ORC CAPO_MGMT_PREVIOUS
 # The suite's plane manages only its clusters' names (*.e2e.example.com), under an owner of its
 # own in the zone, beside a demo's plane; a spec runs a third ExternalDNS with these.
 CAPO_E2E_EXTERNAL_DNS="$(hack/external-dns.sh)"

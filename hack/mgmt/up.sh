@@ -22,7 +22,8 @@
 # CAPO_MGMT_DNS_DOMAIN only the names under that domain); with CAPO_MGMT_ORC set to the OpenStack
 # Resource Controller's directory (hack/orc.sh), ORC. With CAPO_MGMT_UPSTREAM set to upstream
 # CAPO's directory (hack/upstream-capo.sh), its release is laid out in the local repository too,
-# for the end-to-end takeover spec.
+# for the end-to-end takeover spec; with CAPO_MGMT_PREVIOUS (hack/previous-release.sh), this
+# provider's previous release, for the upgrade spec.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/hack/kube/lib.sh"
@@ -79,6 +80,15 @@ cert-manager:
   url: file://$cm_dir/cert-manager.yaml
   version: ${CERT_MANAGER_VERSION}
 EOF
+if [ -n "${CAPO_MGMT_PREVIOUS:-}" ]; then
+  # This provider's previous release, for the upgrade spec: `clusterctl init --infrastructure
+  # openstack:<previous>`, then `clusterctl upgrade apply` to this one.
+  prev_dir="$repo/infrastructure-openstack/${PREVIOUS_RELEASE}"
+  mkdir -p "$prev_dir"
+  cp "$CAPO_MGMT_PREVIOUS"/*.yaml "$prev_dir/"
+  prev_image="$(sed -n 's/^ *image: \(.*cluster-api-provider-openstack:.*\)$/\1/p' "$prev_dir/infrastructure-components.yaml" | head -1)"
+  kube_import "$CAPO_MGMT_PREVIOUS/image.tar" "$prev_image"
+fi
 if [ -n "${CAPO_MGMT_UPSTREAM:-}" ]; then
   # Upstream CAPO's release, for the takeover spec: `clusterctl init --infrastructure
   # openstack:<upstream's version>` installs it as upstream's users do.
@@ -133,6 +143,7 @@ if [ -n "${CAPO_MGMT_ORC:-}" ]; then
   peer orc "$CAPO_MGMT_ORC/manager" --kubeconfig "$kubeconfig" --metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:18081
   ready+=("orc=$CAPO_MGMT_ORC")
 fi
+[ -z "${CAPO_MGMT_PREVIOUS:-}" ] || ready+=("previous_version=${PREVIOUS_RELEASE}")
 [ -z "${CAPO_MGMT_UPSTREAM:-}" ] || ready+=("upstream=$CAPO_MGMT_UPSTREAM" "upstream_version=${UPSTREAM_CAPO_VERSION}")
 printf '%s\n' "${ready[@]}" >"$dir/ready"
 log "up in $((SECONDS - start))s; export KUBECONFIG=$kubeconfig (peers' logs in $dir/logs; kubectl logs for the providers)"
