@@ -36,7 +36,8 @@ for c in containerd kube-scheduler kube-controller-manager kube-apiserver etcd; 
 for m in $(awk -v d="$dir/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r); do umount -l "$m" 2>/dev/null; done
 ip link del "$KUBE_BRIDGE" 2>/dev/null
 # The bridge plugin's masquerade rules for the pod network.
-iptables-save -t nat 2>/dev/null | grep -q "CNI-" && {
+nat=$(iptables-save -t nat 2>/dev/null)
+[[ "$nat" != *CNI-* ]] || {
   iptables-save -t nat 2>/dev/null | grep -E '^-A POSTROUTING .*CNI-' | sed 's/^-A/-D/' | while read -r rule; do eval iptables -t nat "$rule" 2>/dev/null; done
   iptables-save -t nat 2>/dev/null | grep -oE '^:CNI-[^ ]+' | tr -d : | while read -r chain; do iptables -t nat -F "$chain" 2>/dev/null; iptables -t nat -X "$chain" 2>/dev/null; done
 }

@@ -96,7 +96,9 @@ for c in controller-manager scheduler kube-proxy node; do write_kubeconfig "$dir
 # --- the node's network: the pod bridge (holding the node's address), forwarding, and bridged
 # traffic through iptables so that kube-proxy's rules see pod-to-Service packets.
 ip link show "$KUBE_BRIDGE" >/dev/null 2>&1 || ip link add "$KUBE_BRIDGE" type bridge
-ip addr show dev "$KUBE_BRIDGE" | grep -q "inet $KUBE_NODE_IP/" || ip addr add "$KUBE_NODE_IP/24" dev "$KUBE_BRIDGE"
+# Captured first: `grep -q` ending the pipe early would fail it under pipefail.
+bridge_addrs=$(ip -4 addr show dev "$KUBE_BRIDGE")
+[[ "$bridge_addrs" == *"inet $KUBE_NODE_IP/"* ]] || ip addr add "$KUBE_NODE_IP/24" dev "$KUBE_BRIDGE"
 ip link set "$KUBE_BRIDGE" up
 sysctl -qw net.ipv4.ip_forward=1
 [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || modprobe br_netfilter 2>/dev/null || true

@@ -797,7 +797,10 @@ all_running() {
 # listen_address puts $ADDRESS on the loopback interface, with a rule that drops what any other
 # interface brings for it unless it comes from the pod network.
 listen_address() {
-  ip addr show dev lo | grep -q "inet $ADDRESS/" || ip addr add "$ADDRESS/32" dev lo
+  # Captured first: `grep -q` ending the pipe early would fail it under pipefail.
+  local addrs
+  addrs=$(ip -4 addr show dev lo)
+  [[ "$addrs" == *"inet $ADDRESS/"* ]] || ip addr add "$ADDRESS/32" dev lo
   iptables -C INPUT -d "$ADDRESS/32" ! -i lo ! -s "$POD_CIDR" -j DROP 2>/dev/null ||
     iptables -I INPUT -d "$ADDRESS/32" ! -i lo ! -s "$POD_CIDR" -j DROP
 }

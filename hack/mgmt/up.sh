@@ -100,7 +100,7 @@ fi
 
 export CLUSTERCTL_DISABLE_VERSIONCHECK=true
 export CAPO_INSECURE_DIAGNOSTICS="${CAPO_INSECURE_DIAGNOSTICS:-true}" CAPO_DNS_SUFFIXES="${CAPO_DNS_SUFFIXES:-example.com}"
-if ! kubectl get providers.clusterctl.cluster.x-k8s.io -A -o name 2>/dev/null | grep -q .; then
+if [ -z "$(kubectl get providers.clusterctl.cluster.x-k8s.io -A -o name 2>/dev/null)" ]; then
   t=$SECONDS
   "$clusterctl" init --config "$repo/clusterctl.yaml" --kubeconfig "$kubeconfig" \
     --core "cluster-api:${CLUSTER_API_VERSION}" --bootstrap - --control-plane - \

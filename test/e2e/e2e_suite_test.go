@@ -121,7 +121,14 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 
 	namespace = "e2e-" + runID
-	Expect(kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	Expect(kube.Create(ctx, ns)).To(Succeed())
+	// The run's namespace goes at the end, as a user deletes one: the namespace controller
+	// deletes what is left in it, and nothing may hold it Terminating.
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(kube.Delete(ctx, ns))).To(Succeed())
+		waitGone(ctx, ns)
+	}, NodeTimeout(6*time.Minute))
 	Expect(kube.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: namespace},
 		Data:       map[string][]byte{scope.CloudsSecretKey: cfg.cloudsYAML},
