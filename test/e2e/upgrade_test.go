@@ -59,6 +59,12 @@ var _ = Describe("An upgrade from the previous release with clusterctl", Ordered
 			Skip("the management cluster has no previous release in its repository (hack/e2e.sh sets CAPO_MGMT_PREVIOUS)")
 		}
 		installRelease(ctx, previous)
+		// As on a management cluster that has run the previous release from the start: Cluster
+		// API's manager still watches this release's v1beta2, which the previous one does not
+		// serve (a downgrade needs that restart; found on the real cluster).
+		kubectl := planeTool("kubectl")
+		run(ctx, "", kubectl, "-n", "capi-system", "rollout", "restart", "deployment", "capi-controller-manager")
+		run(ctx, "", kubectl, "-n", "capi-system", "rollout", "status", "deployment", "capi-controller-manager", "--timeout", "3m")
 		// Whatever happens, the specs that follow run this release.
 		DeferCleanup(func(ctx SpecContext) { installRelease(ctx, releaseVersion()) }, NodeTimeout(4*time.Minute))
 		key, _ = createCluster(ctx, name, &infrav1.APIServerLoadBalancer{
