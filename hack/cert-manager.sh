@@ -6,11 +6,19 @@
 # rendered from the chart in the module with helm the way cert-manager's release renders it.
 # Prints the directory that holds cert-manager.yaml and images/. Cached: a re-run whose stamp
 # matches costs well under a second. About 4 minutes cold on 2 cores (helm included).
+#
+# One change to the release: v1.11.5's cainjector writes each CustomResourceDefinition it injects
+# a CA into back whole, through the CRD types of Kubernetes 1.26, which drop what later versions
+# added to a validation rule (fieldPath, reason, messageExpression, optionalOldSelf): every CRD
+# would lose them. Its build takes those types from apiextensions-apiserver
+# $CAINJECTOR_APIEXTENSIONS_VERSION (the rest of Kubernetes' libraries stay at the release's
+# v0.26.4), which keep them; its code is the release's.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 dir="${CAPO_CACHE_DIR}/cert-manager/${CERT_MANAGER_VERSION}"
-stamp="${CERT_MANAGER_VERSION} images+manifest"
+CAINJECTOR_APIEXTENSIONS_VERSION=v0.31.14
+stamp="${CERT_MANAGER_VERSION} images+manifest cainjector-apiextensions-${CAINJECTOR_APIEXTENSIONS_VERSION}"
 if [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ] && [ -s "$dir/cert-manager.yaml" ]; then
   echo "$dir"
   exit 0
@@ -21,8 +29,9 @@ mkdir -p "$dir/bin" "$dir/images"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 log "building cert-manager ${CERT_MANAGER_VERSION} (a few minutes, once)"
-binaries=(controller webhook cainjector)
-(cd "$work"
+binaries=(controller webhook)
+mkdir -p "$work/release" "$work/cainjector"
+(cd "$work/release"
  cat >go.mod <<MOD
 module capo/cert-manager
 
@@ -36,6 +45,33 @@ MOD
  CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath \
    -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=${CERT_MANAGER_VERSION}" \
    -o "$dir/bin/" $(printf 'github.com/cert-manager/cert-manager/cmd/%s ' "${binaries[@]}"))
+(cd "$work/cainjector"
+ cat >go.mod <<MOD
+module capo/cert-manager-cainjector
+
+go 1.26
+
+require (
+	github.com/cert-manager/cert-manager ${CERT_MANAGER_VERSION}
+	k8s.io/apiextensions-apiserver ${CAINJECTOR_APIEXTENSIONS_VERSION}
+)
+
+replace (
+	k8s.io/api => k8s.io/api v0.26.4
+	k8s.io/apimachinery => k8s.io/apimachinery v0.26.4
+	k8s.io/apiserver => k8s.io/apiserver v0.26.4
+	k8s.io/client-go => k8s.io/client-go v0.26.4
+	k8s.io/component-base => k8s.io/component-base v0.26.4
+	k8s.io/kube-aggregator => k8s.io/kube-aggregator v0.26.4
+	k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20221012153701-172d655c2280
+)
+MOD
+ # No `go mod tidy`: packages the build does not need (the newer clientset) do not build with the
+ # release's client-go; -mod=mod resolves what the cainjector imports.
+ CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath \
+   -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=${CERT_MANAGER_VERSION}" \
+   -o "$dir/bin/cainjector" github.com/cert-manager/cert-manager/cmd/cainjector)
+binaries+=(cainjector)
 for b in "${binaries[@]}"; do
   kube_image_from_binary "quay.io/jetstack/cert-manager-$b:${CERT_MANAGER_VERSION}" "$dir/bin/$b" "$dir/images/$b.tar"
 done

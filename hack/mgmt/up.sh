@@ -91,10 +91,15 @@ if [ -n "${CAPO_MGMT_PREVIOUS:-}" ]; then
 fi
 if [ -n "${CAPO_MGMT_UPSTREAM:-}" ]; then
   # Upstream CAPO's release, for the takeover spec: `clusterctl init --infrastructure
-  # openstack:<upstream's version>` installs it as upstream's users do.
-  up_dir="$repo/infrastructure-openstack/${UPSTREAM_CAPO_VERSION}"
-  mkdir -p "$up_dir"
+  # openstack:<upstream's version>` with a configuration of its own installs it as upstream's
+  # users do. Its own: in this provider's repository, upstream's v0.14.7 would be the latest
+  # `openstack` release, whose metadata clusterctl upgrade reads (and knows no v0.1 or v0.2).
+  up_repo="$dir/repository-upstream"
+  up_dir="$up_repo/infrastructure-openstack/${UPSTREAM_CAPO_VERSION}"
+  rm -rf "$up_repo" && mkdir -p "$up_dir"
   cp "$CAPO_MGMT_UPSTREAM/infrastructure-components.yaml" "$CAPO_MGMT_UPSTREAM/metadata.yaml" "$up_dir/"
+  printf 'providers:\n- name: openstack\n  type: InfrastructureProvider\n  url: file://%s/infrastructure-components.yaml\ncert-manager:\n  url: file://%s/cert-manager.yaml\n  version: %s\n' \
+    "$up_dir" "$cm_dir" "${CERT_MANAGER_VERSION}" >"$up_repo/clusterctl.yaml"
   kube_import "$CAPO_MGMT_UPSTREAM/image.tar"
 fi
 
@@ -144,6 +149,6 @@ if [ -n "${CAPO_MGMT_ORC:-}" ]; then
   ready+=("orc=$CAPO_MGMT_ORC")
 fi
 [ -z "${CAPO_MGMT_PREVIOUS:-}" ] || ready+=("previous_version=${PREVIOUS_RELEASE}")
-[ -z "${CAPO_MGMT_UPSTREAM:-}" ] || ready+=("upstream=$CAPO_MGMT_UPSTREAM" "upstream_version=${UPSTREAM_CAPO_VERSION}")
+[ -z "${CAPO_MGMT_UPSTREAM:-}" ] || ready+=("upstream=$CAPO_MGMT_UPSTREAM" "upstream_version=${UPSTREAM_CAPO_VERSION}" "clusterctl_config_upstream=$up_repo/clusterctl.yaml")
 printf '%s\n' "${ready[@]}" >"$dir/ready"
 log "up in $((SECONDS - start))s; export KUBECONFIG=$kubeconfig (peers' logs in $dir/logs; kubectl logs for the providers)"

@@ -32,10 +32,12 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
@@ -140,6 +142,12 @@ func waitProviderReady(ctx context.Context, replicas int32) {
 		g.Expect(kube.List(ctx, pods, client.InNamespace(providerNamespace), client.MatchingLabels{"control-plane": providerDeployment})).To(Succeed())
 		g.Expect(pods.Items).To(HaveLen(int(replicas)), "no pod of another replica set or being deleted remains")
 	}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed(), "%d provider pods ready", replicas)
+	// Its webhooks answer through the Service, with the CA cert-manager injected (a reinstalled
+	// provider gets a new certificate, injected some seconds after its pod is ready).
+	Eventually(func(g Gomega) {
+		osc := &infrav1.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe", Namespace: namespace}, Spec: clusterSpec("webhook-probe")}
+		g.Expect(kube.Create(ctx, osc, client.DryRunAll)).To(Succeed())
+	}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), "the provider's webhooks answer")
 }
 
 // providerMetrics are the lines of the leading provider pod's /metrics.

@@ -264,7 +264,7 @@ func switchProvider(ctx context.Context, to string) {
 	start := time.Now()
 	if to == "upstream" {
 		run(ctx, "", clusterctl, "delete", "--infrastructure", "openstack", "--config", config, "--kubeconfig", kubeconfig)
-		run(ctx, "", clusterctl, "init", "--infrastructure", "openstack:"+planeTool("upstream_version"), "--config", config,
+		run(ctx, "", clusterctl, "init", "--infrastructure", "openstack:"+planeTool("upstream_version"), "--config", planeTool("clusterctl_config_upstream"),
 			"--kubeconfig", kubeconfig, "--wait-providers", "--wait-provider-timeout", "180")
 		waitProviderReady(ctx, 1)
 		GinkgoWriter.Printf("upstream CAPO installed in %s\n", time.Since(start).Round(100*time.Millisecond))
