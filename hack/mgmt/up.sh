@@ -98,8 +98,8 @@ if [ -n "${CAPO_MGMT_UPSTREAM:-}" ]; then
   up_dir="$up_repo/infrastructure-openstack/${UPSTREAM_CAPO_VERSION}"
   rm -rf "$up_repo" && mkdir -p "$up_dir"
   cp "$CAPO_MGMT_UPSTREAM/infrastructure-components.yaml" "$CAPO_MGMT_UPSTREAM/metadata.yaml" "$up_dir/"
-  printf 'providers:\n- name: openstack\n  type: InfrastructureProvider\n  url: file://%s/infrastructure-components.yaml\ncert-manager:\n  url: file://%s/cert-manager.yaml\n  version: %s\n' \
-    "$up_dir" "$cm_dir" "${CERT_MANAGER_VERSION}" >"$up_repo/clusterctl.yaml"
+  sed "s|file://$ours_dir/infrastructure-components.yaml|file://$up_dir/infrastructure-components.yaml|" \
+    "$repo/clusterctl.yaml" >"$up_repo/clusterctl.yaml"
   kube_import "$CAPO_MGMT_UPSTREAM/image.tar"
 fi
 

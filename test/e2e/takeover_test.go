@@ -35,6 +35,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -70,8 +71,9 @@ var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered
 		if upstream, _ := localenv.PlaneValue(mgmtDir(), "upstream"); upstream == "" {
 			Skip("the management plane runs without upstream CAPO (hack/e2e.sh sets CAPO_MGMT_UPSTREAM)")
 		}
-		switchProvider(ctx, "upstream")
+		// Registered first: whatever happens, the specs that follow run this provider.
 		DeferCleanup(func(ctx SpecContext) { switchProvider(ctx, "ours") }, NodeTimeout(4*time.Minute))
+		switchProvider(ctx, "upstream")
 		// Upstream's usual YAML: no endpoint (upstream sets it to the load balancer's floating IP,
 		// and would overwrite a name), no floating IP given.
 		key, _ = createCluster(ctx, name, &infrav1.APIServerLoadBalancer{
@@ -241,11 +243,20 @@ func run(ctx context.Context, stdin string, name string, args ...string) string 
 	return string(out)
 }
 
+// installedImage is the image the provider's Deployment runs, "" when there is none.
+func installedImage(ctx context.Context) string {
+	d := &appsv1.Deployment{}
+	err := kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: providerDeployment}, d)
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return d.Spec.Template.Spec.Containers[0].Image
+}
+
 // upstreamRuns says whether the provider's Deployment runs upstream CAPO's image.
 func upstreamRuns(ctx context.Context) bool {
-	d := &appsv1.Deployment{}
-	Expect(kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: providerDeployment}, d)).To(Succeed())
-	return strings.Contains(d.Spec.Template.Spec.Containers[0].Image, "/capi-openstack/")
+	return strings.Contains(installedImage(ctx), "/capi-openstack/")
 }
 
 // switchProvider makes the management cluster run upstream CAPO ("upstream") or this provider
@@ -258,10 +269,21 @@ func switchProvider(ctx context.Context, to string) {
 	clusterctl, kubectl := planeTool("clusterctl"), planeTool("kubectl")
 	config := planeTool("clusterctl_config")
 	kubeconfig := os.Getenv("KUBECONFIG")
+	start := time.Now()
+	if installedImage(ctx) == "" {
+		// A switch that failed half way left no provider: install the one asked for.
+		cfgFile, version := config, releaseVersion()
+		if to == "upstream" {
+			cfgFile, version = planeTool("clusterctl_config_upstream"), planeTool("upstream_version")
+		}
+		run(ctx, "", clusterctl, "init", "--infrastructure", "openstack:"+version, "--config", cfgFile,
+			"--kubeconfig", kubeconfig, "--wait-providers", "--wait-provider-timeout", "180")
+		waitProviderReady(ctx, 1)
+		return
+	}
 	if (to == "upstream") == upstreamRuns(ctx) {
 		return
 	}
-	start := time.Now()
 	if to == "upstream" {
 		run(ctx, "", clusterctl, "delete", "--infrastructure", "openstack", "--config", config, "--kubeconfig", kubeconfig)
 		run(ctx, "", clusterctl, "init", "--infrastructure", "openstack:"+planeTool("upstream_version"), "--config", planeTool("clusterctl_config_upstream"),

@@ -29,7 +29,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,6 +57,8 @@ var _ = Describe("An upgrade from the previous release with clusterctl", Ordered
 		if previous, _ = localenv.PlaneValue(mgmtDir(), "previous_version"); previous == "" {
 			Skip("the management cluster has no previous release in its repository (hack/e2e.sh sets CAPO_MGMT_PREVIOUS)")
 		}
+		// Registered first: whatever happens, the specs that follow run this release.
+		DeferCleanup(func(ctx SpecContext) { installRelease(ctx, releaseVersion()) }, NodeTimeout(4*time.Minute))
 		installRelease(ctx, previous)
 		// As on a management cluster that has run the previous release from the start: Cluster
 		// API's manager still watches this release's v1beta2, which the previous one does not
@@ -65,8 +66,6 @@ var _ = Describe("An upgrade from the previous release with clusterctl", Ordered
 		kubectl := planeTool("kubectl")
 		run(ctx, "", kubectl, "-n", "capi-system", "rollout", "restart", "deployment", "capi-controller-manager")
 		run(ctx, "", kubectl, "-n", "capi-system", "rollout", "status", "deployment", "capi-controller-manager", "--timeout", "3m")
-		// Whatever happens, the specs that follow run this release.
-		DeferCleanup(func(ctx SpecContext) { installRelease(ctx, releaseVersion()) }, NodeTimeout(4*time.Minute))
 		key, _ = createCluster(ctx, name, &infrav1.APIServerLoadBalancer{
 			Enabled:                 ptr.To(true),
 			Network:                 &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
@@ -170,20 +169,23 @@ func releaseVersion() string {
 
 // providerImage is the image the provider's Deployment runs.
 func providerImage(ctx context.Context) string {
-	d := &appsv1.Deployment{}
-	Expect(kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: providerDeployment}, d)).To(Succeed())
-	return d.Spec.Template.Spec.Containers[0].Image
+	image := installedImage(ctx)
+	Expect(image).NotTo(BeEmpty(), "the provider's Deployment exists")
+	return image
 }
 
 // installRelease makes version of this provider the one installed, as an operator replaces a
 // provider with clusterctl: `clusterctl delete` of the one installed (its CRDs and every object
 // stay), then `clusterctl init` of version. Nothing when it runs already.
 func installRelease(ctx context.Context, version string) {
-	if strings.HasSuffix(providerImage(ctx), ":"+version) && !upstreamRuns(ctx) {
+	image := installedImage(ctx)
+	if strings.HasSuffix(image, ":"+version) && !upstreamRuns(ctx) {
 		return
 	}
 	config, kubeconfig := planeTool("clusterctl_config"), os.Getenv("KUBECONFIG")
-	run(ctx, "", planeTool("clusterctl"), "delete", "--infrastructure", "openstack", "--config", config, "--kubeconfig", kubeconfig)
+	if image != "" {
+		run(ctx, "", planeTool("clusterctl"), "delete", "--infrastructure", "openstack", "--config", config, "--kubeconfig", kubeconfig)
+	}
 	run(ctx, "", planeTool("clusterctl"), "init", "--infrastructure", "openstack:"+version, "--config", config,
 		"--kubeconfig", kubeconfig, "--wait-providers", "--wait-provider-timeout", "180")
 	waitProviderReady(ctx, 1)
