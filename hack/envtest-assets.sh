@@ -40,40 +40,10 @@ GO
 }
 
 build_apiserver() {
-  local work; work=$(mktemp -d)
   log "building kube-apiserver v${KUBERNETES_VERSION} (about four minutes when cold)"
-  (cd "$work"
-   cat >go.mod <<MOD
-module envtest/apiserver
-
-go 1.26
-
-godebug default=go1.26
-
-require k8s.io/kubernetes v${KUBERNETES_VERSION}
-MOD
-   go mod download k8s.io/kubernetes@v${KUBERNETES_VERSION}
-   local kdir; kdir=$(go list -m -f '{{.Dir}}' k8s.io/kubernetes@v${KUBERNETES_VERSION} 2>/dev/null || true)
-   [ -n "$kdir" ] || kdir="$(go env GOMODCACHE)/k8s.io/kubernetes@v${KUBERNETES_VERSION}"
-   # k8s.io/kubernetes requires its staging modules at v0.0.0 through ./staging replaces, which a
-   # dependent module cannot use: point each one at the published k8s.io/<name> v0.<minor>.<patch>.
-   local staging_version="v0.${KUBERNETES_VERSION#*.}"
-   sed -n 's#^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*#\1#p' "$kdir/go.mod" | while read -r mod; do
-     go mod edit -replace "${mod}=${mod}@${staging_version}"
-   done
-   cat >tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
-GO
-   go mod tidy
-   go build -trimpath \
-     -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v${KUBERNETES_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(cut -d. -f2 <<<"$KUBERNETES_VERSION")" \
-     -o "$dir/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver)
-  mv "$dir/kube-apiserver.tmp" "$dir/kube-apiserver"
-  rm -rf "$work"
+  kubernetes_build "$dir/.build" kube-apiserver
+  mv "$dir/.build/kube-apiserver" "$dir/kube-apiserver"
+  rm -rf "$dir/.build"
 }
 
 etcd_ok || build_etcd

@@ -35,6 +35,30 @@ ENVTEST_ASSETS_DIR="${CAPO_CACHE_DIR}/envtest/${KUBERNETES_VERSION}-linux-amd64"
 
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 
+# kubernetes_build OUT COMMAND... builds k8s.io/kubernetes/cmd/<COMMAND> v$KUBERNETES_VERSION for
+# each COMMAND into directory OUT, from the Go module proxy in a throwaway module, with the
+# version their --version prints (hack/envtest-assets.sh, hack/kube/binaries.sh).
+kubernetes_build() {
+  local out=$1 work minor
+  shift
+  work=$(mktemp -d)
+  minor=$(cut -d. -f2 <<<"$KUBERNETES_VERSION")
+  mkdir -p "$out"
+  (cd "$work"
+   printf 'module capo/kubernetes\n\ngo 1.26\n\ngodebug default=go1.26\n\nrequire k8s.io/kubernetes v%s\n' "$KUBERNETES_VERSION" >go.mod
+   go mod download "k8s.io/kubernetes@v${KUBERNETES_VERSION}"
+   # k8s.io/kubernetes requires its staging modules at v0.0.0 through ./staging replaces, which a
+   # dependent module cannot use: point each one at the published k8s.io/<name> v0.<minor>.<patch>.
+   sed -n 's#^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*#\1#p' "$(go env GOMODCACHE)/k8s.io/kubernetes@v${KUBERNETES_VERSION}/go.mod" |
+     while read -r mod; do go mod edit -replace "${mod}=${mod}@v0.${KUBERNETES_VERSION#*.}"; done
+   { printf '//go:build tools\n\npackage tools\n\n'
+     for c in "$@"; do echo "import _ \"k8s.io/kubernetes/cmd/$c\""; done; } >tools.go
+   go mod tidy
+   local v="-X k8s.io/component-base/version.gitVersion=v${KUBERNETES_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}"
+   go build -trimpath -ldflags "-s -w $v ${v//component-base/client-go/pkg}" -o "$out/" $(printf 'k8s.io/kubernetes/cmd/%s ' "$@")) || { rm -rf "$work"; return 1; }
+  rm -rf "$work"
+}
+
 # phase NAME COMMAND... runs COMMAND between two lines that name it, the second with the seconds
 # it took, and returns COMMAND's exit status: a failed phase fails its caller whether the caller
 # runs under errexit or collects the status (`phase ... || rc=$?`, where bash ignores errexit

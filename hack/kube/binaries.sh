@@ -31,36 +31,11 @@ version_ok() {
 }
 
 build() {
-  local work; work=$(mktemp -d)
   log "building ${components[*]} v${KUBERNETES_VERSION} (about 12 minutes when cold)"
-  (cd "$work"
-   cat >go.mod <<MOD
-module capo/kubernetes
-
-go 1.26
-
-godebug default=go1.26
-
-require k8s.io/kubernetes v${KUBERNETES_VERSION}
-MOD
-   go mod download k8s.io/kubernetes@v${KUBERNETES_VERSION}
-   local kdir="$(go env GOMODCACHE)/k8s.io/kubernetes@v${KUBERNETES_VERSION}"
-   # k8s.io/kubernetes requires its staging modules at v0.0.0 through ./staging replaces, which a
-   # dependent module cannot use: point each one at the published k8s.io/<name> v0.<minor>.<patch>.
-   local staging_version="v0.${KUBERNETES_VERSION#*.}"
-   sed -n 's#^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*#\1#p' "$kdir/go.mod" | while read -r mod; do
-     go mod edit -replace "${mod}=${mod}@${staging_version}"
-   done
-   { echo '//go:build tools'; echo; echo 'package tools'; echo
-     for c in "${components[@]}"; do echo "import _ \"k8s.io/kubernetes/cmd/$c\""; done; } >tools.go
-   go mod tidy
-   mkdir -p out
-   go build -trimpath \
-     -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v${KUBERNETES_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor} -X k8s.io/client-go/pkg/version.gitVersion=v${KUBERNETES_VERSION} -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=${minor}" \
-     -o out/ $(printf 'k8s.io/kubernetes/cmd/%s ' "${components[@]}"))
-  for c in "${components[@]}"; do mv "$work/out/$c" "$dir/$c"; done
+  kubernetes_build "$dir/.build" "${components[@]}"
+  for c in "${components[@]}"; do mv "$dir/.build/$c" "$dir/$c"; done
+  rm -rf "$dir/.build"
   echo "$stamp" >"$dir/.stamp"
-  rm -rf "$work"
 }
 
 version_ok || build

@@ -123,14 +123,14 @@ var _ = Describe("An upgrade from the previous release with clusterctl", Ordered
 					g.Expect(c.LastTransitionTime.Time).To(BeTemporally("<", start), "Ready since before the upgrade")
 				}
 			}
-			g.Expect(apiCalls(ctx)).NotTo(BeEmpty(), "this release's manager has called OpenStack")
+			g.Expect(apiCalls(ctx, g)).NotTo(BeEmpty(), "this release's manager has called OpenStack")
 		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		Eventually(func(g Gomega) { expectMembers(ctx, g, key, machines, nil) }).
 			WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		close(stop)
 		Expect(<-notReady).To(BeEmpty(), "the cluster stayed Ready during the upgrade")
 
-		calls := apiCalls(ctx)
+		calls := apiCalls(ctx, Default)
 		var changes []string
 		for _, op := range slices.Sorted(maps.Keys(calls)) {
 			if !strings.HasPrefix(op, "Get") && !strings.HasPrefix(op, "List") {
