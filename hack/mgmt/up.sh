@@ -79,6 +79,10 @@ providers:
 cert-manager:
   url: file://$cm_dir/cert-manager.yaml
   version: ${CERT_MANAGER_VERSION}
+# The provider's clusterctl variables, here so that every clusterctl command with this
+# configuration (init, upgrade, generate yaml) uses them.
+CAPO_INSECURE_DIAGNOSTICS: "${CAPO_INSECURE_DIAGNOSTICS:-true}"
+CAPO_DNS_SUFFIXES: "${CAPO_DNS_SUFFIXES:-example.com}"
 EOF
 if [ -n "${CAPO_MGMT_PREVIOUS:-}" ]; then
   # This provider's previous release, for the upgrade spec: `clusterctl init --infrastructure
@@ -104,7 +108,6 @@ if [ -n "${CAPO_MGMT_UPSTREAM:-}" ]; then
 fi
 
 export CLUSTERCTL_DISABLE_VERSIONCHECK=true
-export CAPO_INSECURE_DIAGNOSTICS="${CAPO_INSECURE_DIAGNOSTICS:-true}" CAPO_DNS_SUFFIXES="${CAPO_DNS_SUFFIXES:-example.com}"
 if [ -z "$(kubectl get providers.clusterctl.cluster.x-k8s.io -A -o name 2>/dev/null)" ]; then
   t=$SECONDS
   "$clusterctl" init --config "$repo/clusterctl.yaml" --kubeconfig "$kubeconfig" \

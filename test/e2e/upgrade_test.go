@@ -29,8 +29,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -66,6 +68,13 @@ var _ = Describe("An upgrade from the previous release with clusterctl", Ordered
 		kubectl := planeTool("kubectl")
 		run(ctx, "", kubectl, "-n", "capi-system", "rollout", "restart", "deployment", "capi-controller-manager")
 		run(ctx, "", kubectl, "-n", "capi-system", "rollout", "status", "deployment", "capi-controller-manager", "--timeout", "3m")
+		// Ready once its webhooks answer through their Service, as kube-proxy routes it anew.
+		Eventually(func(g Gomega) {
+			probe := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe", Namespace: namespace}, Spec: clusterv1.ClusterSpec{
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "OpenStackCluster", Name: "webhook-probe"},
+			}}
+			g.Expect(kube.Create(ctx, probe, client.DryRunAll)).To(Succeed())
+		}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), "Cluster API's webhooks answer")
 		key, _ = createCluster(ctx, name, &infrav1.APIServerLoadBalancer{
 			Enabled:                 ptr.To(true),
 			Network:                 &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
