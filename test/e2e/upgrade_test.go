@@ -27,7 +27,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -212,19 +211,13 @@ type clusterCloudState struct {
 func upgradeState(ctx context.Context, g Gomega, osc *infrav1.OpenStackCluster) clusterCloudState {
 	inv, err := framework.TakeInventory(ctx, openstack)
 	g.Expect(err).NotTo(HaveOccurred())
-	// Neutron's own ports (DHCP, router interfaces, gateways: device owner network:*) come and go
-	// as its agents work, whatever a manager does: not the upgrade's to answer for.
-	all, err := openstack.Network.ListPorts(ctx, ports.ListOpts{})
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, p := range all {
-		if strings.HasPrefix(p.DeviceOwner, "network:") {
-			for k := range inv {
-				if strings.HasPrefix(k, "port "+p.ID+" ") {
-					delete(inv, k)
-				}
-			}
-		} else if p.Name == "" {
-			GinkgoWriter.Printf("unnamed port %s, device owner %q, device %s\n", p.ID, p.DeviceOwner, p.DeviceID)
+	// Ports without a name are the cloud's own plumbing, made as its agents work whatever a
+	// manager does: Neutron's (DHCP, router interfaces) and Octavia's, which plugs its amphorae
+	// into the members' subnets through Nova (device owner compute:<zone>, on an amphora).
+	// Every port this provider makes has a name.
+	for k := range inv {
+		if strings.HasPrefix(k, "port ") && strings.HasSuffix(k, " ()") {
+			delete(inv, k)
 		}
 	}
 	s := clusterCloudState{inventory: inv}
