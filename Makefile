@@ -97,7 +97,7 @@ BENCH_TIME ?= 5x
 ##@ Demo and end-to-end
 
 .PHONY: demo
-demo: ## The local demo: a real OpenStack on 127.0.0.1, a Cluster API management plane, and a two-zone cluster with three control plane machines; prints the load balancers per zone and the DNS records to publish.
+demo: ## The local demo: a real OpenStack on 10.254.0.1 (an address on this machine's loopback), a Cluster API management plane, and a two-zone cluster with three control plane machines; prints the load balancers per zone and the DNS records to publish.
 	hack/demo.sh up
 
 .PHONY: demo-down
@@ -109,7 +109,7 @@ test-e2e: ## End-to-end suite and real-cloud contract suite against the local Op
 	hack/e2e.sh
 
 .PHONY: local-openstack-up
-local-openstack-up: ## Install (once) and start a real OpenStack on 127.0.0.1: Keystone, Neutron, Nova (fake driver), Octavia, zones az1/az2.
+local-openstack-up: ## Install (once) and start a real OpenStack on 10.254.0.1 (this machine's loopback): Keystone, Neutron, Nova (fake driver), Octavia, zones az1/az2.
 	hack/local-openstack/up.sh
 
 .PHONY: local-openstack-down
@@ -176,8 +176,10 @@ lint: ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
-verify: ## Fail when go.mod, gofmt or any generated file is out of date, or when a CI script could swallow a failed step.
+verify: ## Fail when go.mod, gofmt or any generated file is out of date, when a CI script could swallow a failed step, when a script could run a command before installing it (hack/installcheck), or when a tracked file is binary or over 1 MiB.
 	hack/lib_test.sh
+	go run ./hack/installcheck
+	hack/verify-tracked.sh
 	go mod tidy -diff
 	@out="$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))"; \
 		if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi

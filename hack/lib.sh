@@ -33,6 +33,21 @@ PREVIOUS_RELEASE_COMMIT=e64578f186762948871fb45ced6ef1d1af05a16e
 
 ENVTEST_ASSETS_DIR="${CAPO_CACHE_DIR}/envtest/${KUBERNETES_VERSION}-linux-amd64"
 
+# The address ranges of the rig: the single-node Kubernetes (pods 10.244.0.0/16, Services
+# 10.96.0.0/16), the local OpenStack (10.254.0.1 and its load balancer management network), and
+# what the OpenStack serves: floating IPs (public, 172.24.4.0/24) and the networks the demo and the
+# tests make in it (10.6.0.0/16, 10.40.0.0/14, 10.50.0.0/16). No packet for them may leave this
+# machine: rig_guard routes each as unreachable (an address of this machine's, the pod bridge's
+# route and the node's Service route are preferred while they exist), so that a client using a
+# file the rig wrote fails here once the rig is stopped, and drops, counting, anything that would
+# still go out through another interface (rig_leaks).
+RIG_RANGES=(10.244.0.0/16 10.96.0.0/16 10.254.0.0/24 172.24.4.0/24 10.6.0.0/16 10.40.0.0/14 10.50.0.0/16)
+RIG_GUARD_CHAIN=CAPO-RIG-GUARD
+# The route metric of the unreachable routes: above the kernel's and the node's own routes.
+RIG_ROUTE_METRIC=4242
+# The interfaces the rig's packets may use: the loopback and the pod bridge (hack/kube).
+RIG_INTERFACES=(lo capo-kube0)
+
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 
 # kubernetes_build OUT COMMAND... builds k8s.io/kubernetes/cmd/<COMMAND> v$KUBERNETES_VERSION for
@@ -57,6 +72,31 @@ kubernetes_build() {
    local v="-X k8s.io/component-base/version.gitVersion=v${KUBERNETES_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}"
    go build -trimpath -ldflags "-s -w $v ${v//component-base/client-go/pkg}" -o "$out/" $(printf 'k8s.io/kubernetes/cmd/%s ' "$@")) || { rm -rf "$work"; return 1; }
   rm -rf "$work"
+}
+
+# rig_guard puts the unreachable routes and the counting drop rules of RIG_RANGES in place
+# (idempotent; the up and down scripts of the rig's parts call it, so that they hold from the first
+# file the rig writes on, a stopped rig included).
+rig_guard() {
+  apt_ensure iptables
+  local r i
+  for r in "${RIG_RANGES[@]}"; do ip route replace unreachable "$r" metric "$RIG_ROUTE_METRIC"; done
+  if iptables -N "$RIG_GUARD_CHAIN" 2>/dev/null; then
+    for i in "${RIG_INTERFACES[@]}"; do iptables -A "$RIG_GUARD_CHAIN" -o "$i" -j RETURN; done
+    for r in "${RIG_RANGES[@]}"; do iptables -A "$RIG_GUARD_CHAIN" -d "$r" -j DROP; done
+  fi
+  for i in OUTPUT FORWARD; do
+    iptables -C "$i" -j "$RIG_GUARD_CHAIN" 2>/dev/null || iptables -I "$i" 1 -j "$RIG_GUARD_CHAIN"
+  done
+}
+
+# rig_leaks prints how many packets for RIG_RANGES the guard dropped on their way out of another
+# interface since it was put in place (0 when nothing tried to leave).
+rig_leaks() {
+  apt_ensure iptables
+  local rules
+  rules=$(iptables -L "$RIG_GUARD_CHAIN" -n -v -x 2>/dev/null) || { echo 0; return; }
+  awk '$3 == "DROP" {n += $1} END {print n + 0}' <<<"$rules"
 }
 
 # phase NAME COMMAND... runs COMMAND between two lines that name it, the second with the seconds

@@ -8,6 +8,8 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/hack/kube/lib.sh"
 dir="$KUBE_DIR"
 rm -f "$dir/ready"
+# The kubeconfigs keep naming the node's address: its ranges stay on this machine (hack/lib.sh).
+rig_guard
 
 stop() {
   local name=$1 p
@@ -22,7 +24,7 @@ stop() {
 
 # The kubelet first, so that it restarts nothing; then every pod's containers and sandboxes.
 stop kubelet
-if [ -S "$KUBE_CONTAINERD_SOCK" ]; then
+if [ -S "$KUBE_CONTAINERD_SOCK" ] && command -v ctr >/dev/null; then
   for t in $(kube_ctr tasks ls -q 2>/dev/null); do kube_ctr tasks kill -s SIGKILL "$t" >/dev/null 2>&1; done
   sleep 0.5
   for t in $(kube_ctr tasks ls -q 2>/dev/null); do kube_ctr tasks delete -f "$t" >/dev/null 2>&1; done

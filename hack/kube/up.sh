@@ -33,7 +33,9 @@ fi
 "$root/hack/kube/down.sh" >/dev/null 2>&1 || true
 
 start=$SECONDS
-apt_ensure containerd runc containernetworking-plugins iptables conntrack openssl buildah ca-certificates
+apt_ensure containerd runc containernetworking-plugins iptables conntrack openssl buildah ca-certificates kmod
+# Before the first file that names the node's ranges: they never leave this machine (hack/lib.sh).
+rig_guard
 bin="$("$root/hack/kube/binaries.sh")"
 log "binaries ready ($((SECONDS - start))s)"
 
@@ -100,6 +102,10 @@ ip link show "$KUBE_BRIDGE" >/dev/null 2>&1 || ip link add "$KUBE_BRIDGE" type b
 bridge_addrs=$(ip -4 addr show dev "$KUBE_BRIDGE")
 [[ "$bridge_addrs" == *"inet $KUBE_NODE_IP/"* ]] || ip addr add "$KUBE_NODE_IP/24" dev "$KUBE_BRIDGE"
 ip link set "$KUBE_BRIDGE" up
+# This machine's own connections to Services (the API server calling a webhook) are routed before
+# kube-proxy's rules rewrite them to a pod: through the bridge, preferred over the rig's
+# unreachable route; the route goes with the bridge.
+ip route replace "$KUBE_SERVICE_CIDR" dev "$KUBE_BRIDGE" metric 100
 sysctl -qw net.ipv4.ip_forward=1
 [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || modprobe br_netfilter 2>/dev/null || true
 [ ! -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || sysctl -qw net.bridge.bridge-nf-call-iptables=1

@@ -7,6 +7,8 @@
 # The Debian packages stay installed either way.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
+# The clouds.yaml and catalog keep naming $ADDRESS: its range stays on this machine (hack/lib.sh).
+rig_guard
 
 # stop NAME SECONDS: TERM to the daemon's whole process group (gunicorn workers, eventlet
 # children), KILL after SECONDS.

@@ -7,6 +7,7 @@
 #                           does when a change or an amphora failover fails
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
+command -v mariadb >/dev/null || { log "the local OpenStack is not installed here: hack/local-openstack/up.sh"; exit 1; }
 
 case "${1:-}" in
 lb-error)

@@ -795,8 +795,10 @@ all_running() {
 }
 
 # listen_address puts $ADDRESS on the loopback interface, with a rule that drops what any other
-# interface brings for it unless it comes from the pod network.
+# interface brings for it unless it comes from the pod network, after the rig's guard (hack/lib.sh:
+# rig_guard), which keeps $ADDRESS's range on this machine even when the address is gone.
 listen_address() {
+  rig_guard
   # Captured first: `grep -q` ending the pipe early would fail it under pipefail.
   local addrs
   addrs=$(ip -4 addr show dev lo)
