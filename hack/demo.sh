@@ -47,6 +47,8 @@ down)
   hack/mgmt/down.sh
   hack/dns/down.sh
   hack/local-openstack/down.sh
+  # Stopped, the rig keeps its ranges on this machine: its files' addresses fail here at once.
+  hack/rig-check.sh
   ;;
 *)
   log "usage: $0 [up|down]"

@@ -74,11 +74,17 @@ hack/mgmt/down.sh
 phase "management plane" hack/mgmt/up.sh
 export KUBECONFIG="$mgmt_dir/kubeconfig"
 
+# After the teardown, the rig's check (hack/rig-check.sh): nothing for its ranges left this machine,
+# and the files of what was stopped name addresses that fail here at once; its failure fails the
+# run.
 teardown() {
+  local rc=$?
   [ "${CAPO_E2E_KEEP:-}" = 1 ] && { log "CAPO_E2E_KEEP=1: leaving everything running"; return; }
   hack/mgmt/down.sh || true
   [ "$dns_started" = 0 ] || hack/dns/down.sh || true
   [ "$local_openstack" != 2 ] || hack/local-openstack/down.sh >/dev/null || true
+  phase "the rig's traffic stayed on this machine (stopped)" hack/rig-check.sh || rc=1
+  exit "$rc"
 }
 trap teardown EXIT
 
@@ -89,6 +95,10 @@ phase "end-to-end suite" go test -tags e2e -count=1 -v -timeout 45m ./test/e2e/ 
 if [ "$rc" -eq 0 ]; then
   CAPO_CONTRACT_CLOUDS_YAML="$CAPO_E2E_CLOUDS_YAML" CAPO_CONTRACT_CLOUD="${CAPO_E2E_CLOUD:-capo-e2e}" \
     phase "contract suite against the real cloud" go test -tags contract -count=1 -timeout 20m ./test/contract/ || rc=$?
+fi
+# Every subnet the suite made lies inside the rig's ranges, which never leave this machine.
+if [ "$local_openstack" != 0 ]; then
+  phase "the rig's traffic stayed on this machine (running)" hack/rig-check.sh subnets || rc=$?
 fi
 if [ "$rc" -ne 0 ]; then
   mkdir -p "$artifacts"

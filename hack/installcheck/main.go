@@ -204,14 +204,14 @@ func (r *run) declare(f *syntax.File, sc *scope) error {
 				var items []string
 				for _, e := range n.Array.Elems {
 					if e.Value != nil {
-						items = append(items, rough(e.Value, sc))
+						items = append(items, rough(e.Value))
 					}
 				}
 				sc.arrays[n.Name.Value] = items
 			}
 		case *syntax.CallExpr:
 			if len(n.Args) == 2 && (n.Args[0].Lit() == "source" || n.Args[0].Lit() == ".") {
-				if p := r.resolve(rough(n.Args[1], sc), sc.file); p != "" {
+				if p := r.resolve(rough(n.Args[1]), sc.file); p != "" {
 					lib, e := r.parse(p)
 					if e != nil {
 						err = e
@@ -249,7 +249,7 @@ func (r *run) walk(node syntax.Node, sc *scope) error {
 			}
 			var items []string
 			for _, w := range it.Items {
-				items = append(items, strings.Fields(rough(w, sc))...)
+				items = append(items, strings.Fields(rough(w))...)
 			}
 			outer, had := sc.loop[it.Name.Value]
 			sc.loop[it.Name.Value] = items
@@ -270,7 +270,7 @@ func (r *run) walk(node syntax.Node, sc *scope) error {
 			}
 			args := make([]string, len(n.Args))
 			for i, w := range n.Args {
-				args[i] = rough(w, sc)
+				args[i] = rough(w)
 			}
 			err = r.call(args, n.Args[0].Pos(), sc)
 		}
@@ -380,7 +380,7 @@ func runsArgs(fn *syntax.FuncDecl) bool {
 	found := false
 	syntax.Walk(fn.Body, func(n syntax.Node) bool {
 		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-			if w := rough(c.Args[0], nil); w == "$@" || strings.HasPrefix(w, "${@:") {
+			if w := rough(c.Args[0]); w == "$@" || strings.HasPrefix(w, "${@:") {
 				found = true
 			}
 		}
@@ -544,7 +544,7 @@ func (r *run) goPrograms(args []string, pos syntax.Pos, sc *scope) error {
 
 // rough renders a word as the script wrote it, quotes removed, expansions kept as $name or
 // $(...) text: enough to recognise commands, paths and package names.
-func rough(w *syntax.Word, sc *scope) string {
+func rough(w *syntax.Word) string {
 	var b strings.Builder
 	var part func(p syntax.WordPart)
 	part = func(p syntax.WordPart) {
