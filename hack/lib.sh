@@ -36,12 +36,15 @@ ENVTEST_ASSETS_DIR="${CAPO_CACHE_DIR}/envtest/${KUBERNETES_VERSION}-linux-amd64"
 # The address ranges of the rig: the single-node Kubernetes (pods 10.244.0.0/16, Services
 # 10.96.0.0/16), the local OpenStack (10.254.0.1 and its load balancer management network), and
 # what the OpenStack serves: floating IPs (public, 172.24.4.0/24) and the networks the demo and the
-# tests make in it (10.6.0.0/16, 10.40.0.0/14, 10.50.0.0/16). No packet for them may leave this
+# tests make in it (10.6.0.0/16 the demo's cluster, 10.40.0.0/14 the end-to-end suite's, 10.50.0.0/16
+# the demo's load balancer network, 10.250.0.0/24 the contract suite's, 10.31.0.0/24 the real-cloud
+# benchmark's). No packet for them may leave this
 # machine: rig_guard routes each as unreachable (an address of this machine's, the pod bridge's
 # route and the node's Service route are preferred while they exist), so that a client using a
 # file the rig wrote fails here once the rig is stopped, and drops, counting, anything that would
 # still go out through another interface (rig_leaks).
-RIG_RANGES=(10.244.0.0/16 10.96.0.0/16 10.254.0.0/24 172.24.4.0/24 10.6.0.0/16 10.40.0.0/14 10.50.0.0/16)
+RIG_RANGES=(10.244.0.0/16 10.96.0.0/16 10.254.0.0/24 172.24.4.0/24 10.6.0.0/16 10.40.0.0/14 10.50.0.0/16
+  10.250.0.0/24 10.31.0.0/24)
 RIG_GUARD_CHAIN=CAPO-RIG-GUARD
 # The route metric of the unreachable routes: above the kernel's and the node's own routes.
 RIG_ROUTE_METRIC=4242
@@ -81,7 +84,13 @@ rig_guard() {
   apt_ensure iptables
   local r i
   for r in "${RIG_RANGES[@]}"; do ip route replace unreachable "$r" metric "$RIG_ROUTE_METRIC"; done
-  if iptables -N "$RIG_GUARD_CHAIN" 2>/dev/null; then
+  # The chain is rebuilt only when its rules are not these (a rebuild resets the counters).
+  local want=("-N $RIG_GUARD_CHAIN") have
+  for i in "${RIG_INTERFACES[@]}"; do want+=("-A $RIG_GUARD_CHAIN -o $i -j RETURN"); done
+  for r in "${RIG_RANGES[@]}"; do want+=("-A $RIG_GUARD_CHAIN -d $r -j DROP"); done
+  have=$(iptables -S "$RIG_GUARD_CHAIN" 2>/dev/null || true)
+  if [ "$have" != "$(printf '%s\n' "${want[@]}")" ]; then
+    iptables -N "$RIG_GUARD_CHAIN" 2>/dev/null || iptables -F "$RIG_GUARD_CHAIN"
     for i in "${RIG_INTERFACES[@]}"; do iptables -A "$RIG_GUARD_CHAIN" -o "$i" -j RETURN; done
     for r in "${RIG_RANGES[@]}"; do iptables -A "$RIG_GUARD_CHAIN" -d "$r" -j DROP; done
   fi
