@@ -38,7 +38,24 @@ import (
 
 func main() {
 	root := flag.String("root", ".", "the repository's top directory")
+	packages := flag.Bool("packages", false, "print the Debian packages the scripts install that a fresh machine lacks, one a line, and exit")
 	flag.Parse()
+	if *packages {
+		c, err := newChecker(*root)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "installcheck:", err)
+			os.Exit(2)
+		}
+		pkgs, err := c.installed()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "installcheck:", err)
+			os.Exit(2)
+		}
+		for _, p := range pkgs {
+			fmt.Println(p)
+		}
+		return
+	}
 	problems, err := check(*root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "installcheck:", err)
@@ -53,9 +70,9 @@ func main() {
 	}
 }
 
-// check walks every entry point under root and returns one line per problem, sorted.
-func check(root string) ([]string, error) {
-	c := &checker{root: root, files: map[string]*syntax.File{}, seen: map[string]string{}}
+// newChecker reads the package lists and the Makefile under root.
+func newChecker(root string) (*checker, error) {
+	c := &checker{root: root, files: map[string]*syntax.File{}, seen: map[string]string{}, installs: map[string]bool{}}
 	var err error
 	if c.base, err = readSet(filepath.Join(root, "hack/installcheck/debian12-packages.txt"), 0); err != nil {
 		return nil, err
@@ -66,12 +83,41 @@ func check(root string) ([]string, error) {
 	if c.targets, err = readMakefile(filepath.Join(root, "Makefile")); err != nil {
 		return nil, err
 	}
+	return c, nil
+}
+
+// installed walks every entry point and returns the packages the scripts install that a fresh
+// machine does not have, sorted (hack/fresh-machine.sh purges them).
+func (c *checker) installed() ([]string, error) {
+	if _, err := c.walkAll(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for p := range c.installs {
+		if !c.base[p] {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// check walks every entry point under root and returns one line per problem, sorted.
+func check(root string) ([]string, error) {
+	c, err := newChecker(root)
+	if err != nil {
+		return nil, err
+	}
+	return c.walkAll()
+}
+
+func (c *checker) walkAll() ([]string, error) {
 	entries := []string{".ci/run"}
-	err = filepath.WalkDir(filepath.Join(root, "hack"), func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(c.root, "hack"), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".sh") || filepath.Base(p) == "lib.sh" {
 			return err
 		}
-		rel, _ := filepath.Rel(root, p)
+		rel, _ := filepath.Rel(c.root, p)
 		entries = append(entries, rel)
 		return nil
 	})
@@ -108,6 +154,8 @@ type checker struct {
 	targets map[string]target
 	files   map[string]*syntax.File
 	seen    map[string]string // problem key -> message, first entry wins
+	// installs holds every package an install step names, on any path.
+	installs map[string]bool
 }
 
 type target struct {
@@ -314,6 +362,7 @@ func (r *run) call(args []string, pos syntax.Pos, sc *scope) error {
 		for _, a := range args[1:] {
 			for _, p := range r.expand(a, sc) {
 				r.ensured[p] = true
+				r.c.installs[p] = true
 			}
 		}
 		return nil
@@ -322,6 +371,7 @@ func (r *run) call(args []string, pos syntax.Pos, sc *scope) error {
 		for _, a := range args[1:] {
 			if !strings.HasPrefix(a, "-") && a != "install" {
 				r.ensured[a] = true
+				r.c.installs[a] = true
 			}
 		}
 		return nil

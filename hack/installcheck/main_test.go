@@ -138,3 +138,23 @@ func TestRepository(t *testing.T) {
 		t.Errorf("%d problem(s):\n%s", len(got), strings.Join(got, "\n"))
 	}
 }
+
+// What hack/fresh-machine.sh purges: every package an install step names, but a fresh machine's.
+func TestInstalled(t *testing.T) {
+	root := tree(t, map[string]string{
+		"hack/a.sh": header + "PKGS=(containerd coreutils)\napt_ensure iptables grep\n",
+		"hack/b.sh": header + "apt_ensure \"${PKGS[@]}\"\nPKGS=(runc)\napt-get install -y -qq make\n",
+		"hack/c.sh": header + "PKGS=(containerd coreutils)\napt_ensure \"${PKGS[@]}\"\n",
+	})
+	c, err := newChecker(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.installed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "containerd iptables make runc"; strings.Join(got, " ") != want {
+		t.Errorf("installed() = %q, want %q", strings.Join(got, " "), want)
+	}
+}
