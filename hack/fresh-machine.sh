@@ -18,11 +18,11 @@ cd "$root"
 # packages only recommend would outlive an autoremove.
 from_history() {
   local f
-  for f in /var/log/apt/history.log /var/log/apt/history.log.1; do
+  for f in /var/log/apt/history.log /var/log/apt/history.log.*; do
     [ -r "$f" ] || continue
-    awk '/^Commandline: apt-get -o DPkg::Lock::Timeout=600 install/ {ours = 1; next}
+    zcat -f "$f" | awk '/^Commandline: apt-get -o DPkg::Lock::Timeout=600 install/ {ours = 1; next}
          /^Start-Date:/ {ours = 0}
-         ours && /^Install: / {sub(/^Install: /, ""); n = split($0, p, /\), /); for (i = 1; i <= n; i++) {split(p[i], w, ":"); print w[1]}}' "$f"
+         ours && /^Install: / {sub(/^Install: /, ""); n = split($0, p, /\), /); for (i = 1; i <= n; i++) {split(p[i], w, ":"); print w[1]}}'
   done
 }
 installed() { local s; s=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) && [[ "$s" == *" installed" ]]; }

@@ -48,7 +48,8 @@ RIG_RANGES=(10.244.0.0/16 10.96.0.0/16 10.254.0.0/24 172.24.4.0/24 10.6.0.0/16 1
 RIG_GUARD_CHAIN=CAPO-RIG-GUARD
 # The route metric of the unreachable routes: above the kernel's and the node's own routes.
 RIG_ROUTE_METRIC=4242
-# The interfaces the rig's packets may use: the loopback and the pod bridge (hack/kube).
+# The interfaces the rig's packets may use: the loopback and the pod bridge (hack/kube/lib.sh:
+# KUBE_BRIDGE).
 RIG_INTERFACES=(lo capo-kube0)
 
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
@@ -99,12 +100,21 @@ rig_guard() {
   done
 }
 
+# rig_guard_reset puts the guard in place and zeroes its counters: what rig_leaks reports is from
+# then on (the demo and the end-to-end run call it as they start).
+rig_guard_reset() {
+  rig_guard
+  iptables -Z "$RIG_GUARD_CHAIN"
+}
+
 # rig_leaks prints how many packets for RIG_RANGES the guard dropped on their way out of another
-# interface since it was put in place (0 when nothing tried to leave).
+# interface since rig_guard_reset; fails when the guard is not in place (its chain or a hook is
+# missing: then it guarded nothing).
 rig_leaks() {
   apt_ensure iptables
-  local rules
-  rules=$(iptables -L "$RIG_GUARD_CHAIN" -n -v -x 2>/dev/null) || { echo 0; return; }
+  local rules c
+  rules=$(iptables -L "$RIG_GUARD_CHAIN" -n -v -x) || return 1
+  for c in OUTPUT FORWARD; do iptables -C "$c" -j "$RIG_GUARD_CHAIN" || return 1; done
   awk '$3 == "DROP" {n += $1} END {print n + 0}' <<<"$rules"
 }
 

@@ -30,7 +30,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -168,21 +170,31 @@ type run struct {
 	c       *checker
 	entry   string
 	ensured map[string]bool // packages installed so far on this path
-	guarded map[string]bool // commands asked for with `command -v`
 	stack   []string        // scripts, functions and targets being walked, for recursion
 }
 
 func (c *checker) entry(name string, walk func(*run) error) error {
-	r := &run{c: c, entry: name, ensured: map[string]bool{}, guarded: map[string]bool{}}
+	r := &run{c: c, entry: name, ensured: map[string]bool{}}
 	return walk(r)
 }
 
 // scope is what one program (a script and what it sources) knows while it is walked.
 type scope struct {
-	file   string
-	funcs  map[string]*syntax.FuncDecl
-	arrays map[string][]string
-	loop   map[string][]string // for-loop variable -> its literal items
+	file    string
+	funcs   map[string]function
+	arrays  map[string][]string
+	loop    map[string][]string // for-loop variable -> its literal items
+	guarded map[string]bool     // commands asked for with `command -v`
+}
+
+// function is a shell function and the file that defines it.
+type function struct {
+	decl *syntax.FuncDecl
+	file string
+}
+
+func newScope(file string) *scope {
+	return &scope{file: file, funcs: map[string]function{}, arrays: map[string][]string{}, loop: map[string][]string{}, guarded: map[string]bool{}}
 }
 
 func (r *run) enter(key string) bool {
@@ -225,14 +237,14 @@ func (r *run) script(rel string, sc *scope) error {
 		return err
 	}
 	if sc == nil {
-		sc = &scope{file: rel, funcs: map[string]*syntax.FuncDecl{}, arrays: map[string][]string{}, loop: map[string][]string{}}
-	}
-	if err := r.declare(f, sc); err != nil {
-		return err
+		sc = newScope(rel)
 	}
 	outer := sc.file
 	sc.file = rel
 	defer func() { sc.file = outer }()
+	if err := r.declare(f, sc); err != nil {
+		return err
+	}
 	return r.walk(f, sc)
 }
 
@@ -245,7 +257,7 @@ func (r *run) declare(f *syntax.File, sc *scope) error {
 		switch n := n.(type) {
 		case *syntax.FuncDecl:
 			if n.Name != nil {
-				sc.funcs[n.Name.Value] = n
+				sc.funcs[n.Name.Value] = function{decl: n, file: sc.file}
 			}
 		case *syntax.Assign:
 			if n.Name != nil && n.Array != nil {
@@ -297,6 +309,10 @@ func (r *run) walk(node syntax.Node, sc *scope) error {
 			}
 			var items []string
 			for _, w := range it.Items {
+				// The words are expanded before the loop runs: $(...) in them runs first.
+				if err = r.walk(w, sc); err != nil {
+					return false
+				}
 				items = append(items, strings.Fields(rough(w))...)
 			}
 			outer, had := sc.loop[it.Name.Value]
@@ -338,9 +354,15 @@ func init() {
 	}
 }
 
-// wrappers run their arguments as a command; the value is how many of the arguments after the
-// wrapper's own options are its parameters (timeout's duration).
-var wrappers = map[string]int{"nohup": 0, "setsid": 0, "timeout": 1, "env": 0, "xargs": 0, "nice": 0}
+// wrappers run their arguments as a command: how many of the arguments after the wrapper's own
+// options are its parameters (timeout's duration), and which of its options take a value.
+var wrappers = map[string]struct {
+	params     int
+	withValues string
+}{
+	"nohup": {}, "setsid": {}, "timeout": {1, "-k -s --kill-after --signal"}, "env": {0, "-u -C --unset --chdir"},
+	"xargs": {0, "-n -I -P -L -s -d -E -a"}, "nice": {0, "-n --adjustment"},
+}
 
 // call looks at one simple command: its words, already roughly expanded.
 func (r *run) call(args []string, pos syntax.Pos, sc *scope) error {
@@ -354,7 +376,7 @@ func (r *run) call(args []string, pos syntax.Pos, sc *scope) error {
 		}
 		return nil
 	case name == "command" && len(args) > 2 && args[1] == "-v":
-		r.guarded[args[2]] = true
+		sc.guarded[args[2]] = true
 		return nil
 	case name == "exec" && len(args) > 1:
 		return r.call(args[1:], pos, sc)
@@ -377,26 +399,33 @@ func (r *run) call(args []string, pos syntax.Pos, sc *scope) error {
 		return nil
 	}
 	if fn, ok := sc.funcs[name]; ok {
-		// A function that runs its arguments as a command ("$@": phase, step, once).
-		if runsArgs(fn) {
-			if err := r.argsAsCommand(args[1:], pos, sc); err != nil {
+		// A function that runs its arguments, after those it shifts off, as a command ("$@":
+		// phase, step, once).
+		if n, ok := runsArgs(fn.decl); ok && len(args) > 1+n {
+			if err := r.call(args[1+n:], pos, sc); err != nil {
 				return err
 			}
 		}
-		if !r.enter("func " + sc.file + " " + name) {
+		if !r.enter("func " + fn.file + " " + name) {
 			return nil
 		}
 		defer r.leave()
-		return r.walk(fn.Body, sc)
+		outer := sc.file
+		sc.file = fn.file
+		defer func() { sc.file = outer }()
+		return r.walk(fn.decl.Body, sc)
 	}
 	if w, ok := wrappers[name]; ok {
 		r.use(name, pos, sc)
 		rest := args[1:]
 		for len(rest) > 0 && (strings.HasPrefix(rest[0], "-") || strings.Contains(rest[0], "=")) {
+			if slices.Contains(strings.Fields(w.withValues), rest[0]) && len(rest) > 1 {
+				rest = rest[1:]
+			}
 			rest = rest[1:]
 		}
-		if len(rest) > w {
-			return r.call(rest[w:], pos, sc)
+		if len(rest) > w.params {
+			return r.call(rest[w.params:], pos, sc)
 		}
 		return nil
 	}
@@ -425,32 +454,34 @@ func (r *run) call(args []string, pos syntax.Pos, sc *scope) error {
 	return nil
 }
 
-// runsArgs says whether a function runs its arguments as a command: a "$@" in command position.
-func runsArgs(fn *syntax.FuncDecl) bool {
-	found := false
+// runsArgs says whether a function runs its arguments as a command ("$@" or "${@:K}" in command
+// position) and how many of them come first and are not part of it: the shifts before it, or K-1.
+func runsArgs(fn *syntax.FuncDecl) (int, bool) {
+	shifted, found := 0, false
 	syntax.Walk(fn.Body, func(n syntax.Node) bool {
-		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-			if w := rough(c.Args[0]); w == "$@" || strings.HasPrefix(w, "${@:") {
-				found = true
+		c, ok := n.(*syntax.CallExpr)
+		if !ok || len(c.Args) == 0 || found {
+			return !found
+		}
+		switch w := rough(c.Args[0]); {
+		case w == "shift":
+			k := 1
+			if len(c.Args) > 1 {
+				if v, err := strconv.Atoi(c.Args[1].Lit()); err == nil {
+					k = v
+				}
+			}
+			shifted += k
+		case w == "$@":
+			found = true
+		case strings.HasPrefix(w, "${@:"):
+			if v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(w, "${@:"), "}")); err == nil {
+				shifted, found = v-1, true
 			}
 		}
 		return !found
 	})
-	return found
-}
-
-// argsAsCommand treats the arguments of a function call as a command when the first of them that
-// is not an option names a function, a script or a command this check knows.
-func (r *run) argsAsCommand(args []string, pos syntax.Pos, sc *scope) error {
-	for i, a := range args {
-		if a == "" || strings.Contains(a, "$") || strings.ContainsAny(a, " \t") {
-			continue
-		}
-		if _, fn := sc.funcs[a]; fn || len(r.scripts(a, sc)) > 0 || a == "make" || r.c.pkgOf[filepath.Base(a)] != "" {
-			return r.call(args[i:], pos, sc)
-		}
-	}
-	return nil
+	return shifted, found
 }
 
 // use checks that an external command is on the machine at this point of the path.
@@ -461,7 +492,7 @@ func (r *run) use(name string, pos syntax.Pos, sc *scope) {
 	switch {
 	case !known:
 		r.problem(where+" "+cmd, fmt.Sprintf("%s: %s is not in hack/installcheck/commands.txt: add the Debian package that provides it (reached from %s)", where, cmd, r.entry))
-	case pkg == "-" || r.c.base[pkg] || r.ensured[pkg] || r.guarded[cmd]:
+	case pkg == "-" || r.c.base[pkg] || r.ensured[pkg] || sc.guarded[cmd]:
 	default:
 		r.problem(where+" "+cmd, fmt.Sprintf("%s: %s (Debian package %s) runs before anything installs it, reached from %s; apt_ensure %s first", where, cmd, pkg, r.entry, pkg))
 	}
@@ -554,9 +585,9 @@ func (r *run) make(args []string) error {
 		}
 		f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(t.recipe), "Makefile:"+g)
 		if err != nil {
-			return fmt.Errorf("Makefile target %s: %w", g, err)
+			return fmt.Errorf("the Makefile's target %s: %w", g, err)
 		}
-		sc := &scope{file: "Makefile (" + g + ")", funcs: map[string]*syntax.FuncDecl{}, arrays: map[string][]string{}, loop: map[string][]string{}}
+		sc := newScope("Makefile (" + g + ")")
 		err = r.walk(f, sc)
 		r.leave()
 		if err != nil {
@@ -566,9 +597,11 @@ func (r *run) make(args []string) error {
 	return nil
 }
 
-var execName = regexp.MustCompile(`exec\.Command(?:Context)?\((?:ctx,\s*)?"([^"/]+)"`)
+// execName matches a call of exec.Command with a literal name, or of exec.CommandContext with one
+// after its context.
+var execName = regexp.MustCompile(`exec\.Command\("([^"/]+)"|exec\.CommandContext\(\w+,\s*"([^"/]+)"`)
 
-// goPrograms follows `go run`, `go test` and `go build` of this repository's packages into the
+// goPrograms follows `go run` and `go test` of this repository's packages (not ./...) into the
 // commands their Go code starts by a literal name.
 func (r *run) goPrograms(args []string, pos syntax.Pos, sc *scope) error {
 	if len(args) == 0 || (args[0] != "run" && args[0] != "test") {
@@ -585,7 +618,7 @@ func (r *run) goPrograms(args []string, pos syntax.Pos, sc *scope) error {
 				return err
 			}
 			for _, m := range execName.FindAllStringSubmatch(string(src), -1) {
-				r.use(m[1], pos, sc)
+				r.use(m[1]+m[2], pos, sc)
 			}
 		}
 	}
@@ -616,13 +649,9 @@ func rough(w *syntax.Word) string {
 				b.WriteString("$" + p.Param.Value)
 				return
 			}
-			var s strings.Builder
-			syntax.NewPrinter().Print(&s, p)
-			b.WriteString(s.String())
+			b.WriteString(printed(p))
 		default:
-			var s strings.Builder
-			syntax.NewPrinter().Print(&s, p.(syntax.Node))
-			b.WriteString(s.String())
+			b.WriteString(printed(p))
 		}
 	}
 	for _, p := range w.Parts {
@@ -631,6 +660,16 @@ func rough(w *syntax.Word) string {
 	s := b.String()
 	// ${name} alone reads as $name, so that loops and "$root/..." resolve either way.
 	return braced.ReplaceAllString(s, "$$$1")
+}
+
+// printed is a node as the shell would have it written; a node the printer refuses reads as "$?",
+// a word no command is named by.
+func printed(n syntax.Node) string {
+	var s strings.Builder
+	if err := syntax.NewPrinter().Print(&s, n); err != nil {
+		return "$?"
+	}
+	return s.String()
 }
 
 var braced = regexp.MustCompile(`\$\{(\w+)\}`)
@@ -681,7 +720,7 @@ func readLines(path string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out []string
 	s := bufio.NewScanner(f)
 	for s.Scan() {

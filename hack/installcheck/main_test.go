@@ -95,6 +95,37 @@ func TestCheck(t *testing.T) {
 			want:  []string{"hack/a.sh:3: iptables"},
 		},
 		{
+			name:  "a for loop's words run before its body",
+			files: map[string]string{"hack/a.sh": header + "for c in $(iptables -S); do echo \"$c\"; done\n"},
+			want:  []string{"hack/a.sh:3: iptables"},
+		},
+		{
+			name: "command -v counts in its own program only",
+			files: map[string]string{
+				"hack/a.sh": header + "\"$(dirname \"$0\")/b.sh\"\niptables -L\n",
+				"hack/b.sh": header + "command -v iptables >/dev/null || exit 0\niptables -L\n",
+			},
+			want: []string{"hack/a.sh:4: iptables"},
+		},
+		{
+			name:  "a command a function runs after the arguments it shifts off, known or not",
+			files: map[string]string{"hack/a.sh": header + "phase \"make it\" frobnicate --all\n"},
+			want:  []string{"hack/a.sh:3: frobnicate is not in"},
+		},
+		{
+			name:  "a wrapper's option that takes a value",
+			files: map[string]string{"hack/a.sh": header + "timeout -k 5 10 iptables -L\n"},
+			want:  []string{"hack/a.sh:3: iptables"},
+		},
+		{
+			name: "a library function's command is reported where the library has it",
+			files: map[string]string{
+				"hack/lib.sh": "apt_ensure() { :; }\nrules() {\n  iptables -L\n}\n",
+				"hack/a.sh":   header + "rules\n",
+			},
+			want: []string{"hack/lib.sh:3: iptables"},
+		},
+		{
 			name: "a Makefile target, its prerequisite and make in a recipe",
 			files: map[string]string{
 				"Makefile": "all: prep ## everything\n\t@$(MAKE) --no-print-directory rules X=$(Y)\n\nprep:\n\tapt_ensure nothing\n\nrules:\n\tiptables -L $$HOME $(if $(Z),-v)\n",

@@ -30,10 +30,9 @@ if kube_running; then
   log "already running; KUBECONFIG=$kubeconfig"
   exit 0
 fi
-"$root/hack/kube/down.sh" >/dev/null 2>&1 || true
-
 start=$SECONDS
 apt_ensure containerd runc containernetworking-plugins iptables conntrack openssl buildah ca-certificates kmod
+"$root/hack/kube/down.sh" >/dev/null 2>&1 || true
 # Before the first file that names the node's ranges: they never leave this machine (hack/lib.sh).
 rig_guard
 bin="$("$root/hack/kube/binaries.sh")"

@@ -38,6 +38,9 @@ wait
 stop rabbitmq 60
 stop epmd 10
 stop mariadb 60
+# Its address goes too: the rig's unreachable route then answers for it ("no route to host"), and
+# nothing else on this machine can answer in its place.
+ip addr del "$ADDRESS/32" dev lo 2>/dev/null || true
 
 if [ "${1:-}" = --purge ]; then
   rm -rf "$STATE_DIR"

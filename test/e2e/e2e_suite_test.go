@@ -36,17 +36,22 @@ limitations under the License.
 //	                            set for the local OpenStack); without it the specs that need one are skipped
 //	CAPO_MGMT_DIR               the management plane's directory: its ready file says where its
 //	                            provider metrics and its DNS server (ExternalDNS publishes there) are
+//	CAPO_E2E_RIG_RANGES         the address ranges that never leave this machine (hack/lib.sh:
+//	                            RIG_RANGES, set for the local OpenStack): every subnet in the
+//	                            project after a spec's body must lie in one of them
 package e2e
 
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -262,6 +267,35 @@ func takeInventory(ctx context.Context) framework.Inventory {
 	inv, err := framework.TakeInventory(ctx, openstack)
 	Expect(err).NotTo(HaveOccurred())
 	return inv
+}
+
+// After each spec's body, before its cleanup deletes what it made: every subnet in the project
+// lies in the rig's ranges, which are routed on this machine and never leave it (hack/lib.sh:
+// RIG_RANGES, docs/e2e.md), so that a spec that makes a network elsewhere fails.
+var _ = JustAfterEach(func(ctx SpecContext) {
+	ranges := strings.Fields(os.Getenv("CAPO_E2E_RIG_RANGES"))
+	if len(ranges) == 0 {
+		return
+	}
+	sns, err := openstack.Network.ListSubnets(ctx, subnets.ListOpts{})
+	Expect(err).NotTo(HaveOccurred())
+	for _, sn := range sns {
+		Expect(inRanges(sn.CIDR, ranges)).To(BeTrue(), "subnet %s (%s) lies outside the rig's ranges %v: add its range to RIG_RANGES in hack/lib.sh", sn.Name, sn.CIDR, ranges)
+	}
+})
+
+// inRanges says whether the CIDR lies inside one of ranges.
+func inRanges(cidr string, ranges []string) bool {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return false
+	}
+	for _, r := range ranges {
+		if rp, err := netip.ParsePrefix(r); err == nil && rp.Bits() <= p.Bits() && rp.Contains(p.Masked().Addr()) {
+			return true
+		}
+	}
+	return false
 }
 
 // A failed spec leaves its objects and the project's inventory in the artifacts folder.
