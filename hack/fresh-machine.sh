@@ -60,7 +60,8 @@ out=$(mktemp)
 { [ -z "$packages" ] || SUDO_FORCE_REMOVE=yes DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq $packages
   DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -qq; } >"$out" 2>&1 || { tail -20 "$out" >&2; exit 1; }
 rm -f "$out"
-rm -rf /var/tmp/capo-* /var/lib/cni/networks/capo-pods "$HOME/.cache/kubebuilder-envtest" "$HOME/.cache/python-entrypoints"
+# And what the tools the scripts run keep in the cache directory.
+rm -rf /var/tmp/capo-* /var/lib/cni/networks/capo-pods "$HOME"/.cache/{kubebuilder-envtest,python-entrypoints,golangci-lint,goimports}
 go clean -modcache
 rm -rf "${caches[@]}"
 for r in "${RIG_RANGES[@]}"; do ip route del unreachable "$r" metric "$RIG_ROUTE_METRIC" 2>/dev/null || true; done
