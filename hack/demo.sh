@@ -6,7 +6,7 @@
 # answer of the DNS server (BIND, hack/dns) that ExternalDNS keeps at the healthy zones' addresses.
 # Idempotent; everything stays up for you to look at.
 #
-#   hack/demo.sh          bring up and apply (first run on a fresh machine: about 30 minutes,
+#   hack/demo.sh          bring up and apply (first run on a fresh machine: about 25 minutes,
 #                         mostly building Kubernetes, Cluster API, cert-manager and ExternalDNS
 #                         from the module proxy)
 #   hack/demo.sh down     delete the demo cluster, then stop the management plane and OpenStack
