@@ -76,7 +76,7 @@ func main() {
 func newChecker(root string) (*checker, error) {
 	c := &checker{root: root, files: map[string]*syntax.File{}, seen: map[string]string{}, installs: map[string]bool{}}
 	var err error
-	if c.base, err = readSet(filepath.Join(root, "hack/installcheck/debian12-packages.txt"), 0); err != nil {
+	if c.base, err = readSet(filepath.Join(root, "hack/installcheck/debian12-packages.txt")); err != nil {
 		return nil, err
 	}
 	if c.pkgOf, err = readMap(filepath.Join(root, "hack/installcheck/commands.txt")); err != nil {
@@ -388,7 +388,7 @@ func (r *run) call(args []string, pos syntax.Pos, sc *scope) error {
 			}
 		}
 		return nil
-	case name == "apt-get" && contains(args, "install"):
+	case name == "apt-get" && slices.Contains(args, "install"):
 		r.use("apt-get", pos, sc)
 		for _, a := range args[1:] {
 			if !strings.HasPrefix(a, "-") && a != "install" {
@@ -674,26 +674,15 @@ func printed(n syntax.Node) string {
 
 var braced = regexp.MustCompile(`\$\{(\w+)\}`)
 
-func contains(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
-}
-
-// readSet reads the word in column col of each line that is not a comment.
-func readSet(path string, col int) (map[string]bool, error) {
+// readSet reads the first word of each line that is not a comment.
+func readSet(path string) (map[string]bool, error) {
 	m, err := readLines(path)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]bool{}
 	for _, l := range m {
-		if f := strings.Fields(l); len(f) > col {
-			out[f[col]] = true
-		}
+		out[strings.Fields(l)[0]] = true
 	}
 	return out, nil
 }
