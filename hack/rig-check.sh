@@ -57,9 +57,8 @@ for name in "${SERVICES[@]}"; do
   if running "$name"; then openstack_state=running; break; fi
 done
 kube_state=stopped
-for c in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy; do
-  p=$(cat "$KUBE_DIR/pids/$c" 2>/dev/null || true)
-  if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then kube_state=running; break; fi
+for c in "${KUBE_COMPONENTS[@]}"; do
+  if kube_component_runs "$c"; then kube_state=running; break; fi
 done
 
 checked=0

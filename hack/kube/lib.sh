@@ -18,13 +18,20 @@ KUBE_CONTAINERD_SOCK="$KUBE_DIR/run/containerd.sock"
 # The pod sandbox image: built here from hack/kube/pause (no registry is reachable).
 KUBE_PAUSE_IMAGE=registry.k8s.io/pause:3.10-capo
 
+# The node's processes, each with its pid in $KUBE_DIR/pids/<name>.
+KUBE_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy)
+
+# kube_component_runs NAME: whether that component's recorded process is alive.
+kube_component_runs() {
+  local p
+  p=$(cat "$KUBE_DIR/pids/$1" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null
+}
+
 # kube_running: whether every component runs and the node was Ready once.
 kube_running() {
-  local c p
+  local c
   [ -e "$KUBE_DIR/ready" ] || return 1
-  for c in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy; do
-    p=$(cat "$KUBE_DIR/pids/$c" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null || return 1
-  done
+  for c in "${KUBE_COMPONENTS[@]}"; do kube_component_runs "$c" || return 1; done
 }
 
 kube_ctr() { ctr --address "$KUBE_CONTAINERD_SOCK" --namespace k8s.io "$@"; }
