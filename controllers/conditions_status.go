@@ -41,7 +41,7 @@ func setCondition(obj conditions.Setter, conditionType string, status metav1.Con
 
 // reportProblem sets a condition to False for a problem the user must act on (a spec the cloud
 // refutes, credentials that do not work) and warns with an event when the problem is new. The
-// phase that found it comes back after specErrorRequeue rather than failing the reconcile
+// phase that found it comes back after requeue.Config rather than failing the reconcile
 // (see outcome): nothing changes until the spec or the cloud does, and the cloud sends no event
 // when it does. (A reconcile.TerminalError would never look again on its own.)
 func reportProblem(rep *report.Recorder, obj conditions.Setter, conditionType, reason, message string) {

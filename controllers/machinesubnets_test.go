@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 func TestMachinesGetTheirZonesSubnetAndJoinThroughIt(t *testing.T) {
@@ -88,7 +88,7 @@ func TestMachinesGetTheirZonesSubnetAndJoinThroughIt(t *testing.T) {
 		g.Expect(p.FixedIPs[0].SubnetID).To(Equal(subnets[az]), "the zone's subnet")
 		// The load balancers are on their own network: the member is reached through the
 		// machine's zone subnet.
-		lb := lbsIn(cloud)[loadbalancer.Name(ns, "c", az)]
+		lb := lbsIn(cloud)[zones.Name(ns, "c", az)]
 		tree, err := cloud.LoadBalancer().GetLoadBalancerStatuses(ctx, lb.ID)
 		g.Expect(err).NotTo(HaveOccurred())
 		members, err := cloud.LoadBalancer().ListMembers(ctx, tree.Loadbalancer.Listeners[0].Pools[0].ID, nil)

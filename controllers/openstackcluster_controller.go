@@ -39,6 +39,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
 
@@ -182,7 +183,7 @@ func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	if err := c.connect(ctx); err != nil {
 		// The Secret is not watched: look again in a while.
 		f.identity = err
-		return ctrl.Result{RequeueAfter: specErrorRequeue}, faultOnly(err)
+		return ctrl.Result{RequeueAfter: requeue.Config}, faultOnly(err)
 	}
 	start := time.Now()
 	osc := c.osc

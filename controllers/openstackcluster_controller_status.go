@@ -31,6 +31,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // How an OpenStackCluster's status and conditions are computed from what the phases found
@@ -98,15 +99,6 @@ func (c *clusterReconcile) updateStatus() {
 		}
 	}
 	setSummary(osc, clusterConditions)
-}
-
-// knownAs is the object as a phase sees it: its status as recorded, with the network, external
-// network and router as this reconcile found them. It is a copy for reading: the object itself
-// is written by updateStatus alone.
-func knownAs(osc *infrav1.OpenStackCluster, network *infrav1.NetworkStatusWithSubnets, external *infrav1.NetworkStatus, router *infrav1.Router) *infrav1.OpenStackCluster {
-	view := *osc
-	view.Status.Network, view.Status.ExternalNetwork, view.Status.Router = network, external, router
-	return &view
 }
 
 // setIdentityError reports credentials that do not work on every owned condition, with one event.
@@ -204,7 +196,7 @@ func setSecurityGroupsReady(osc *infrav1.OpenStackCluster) {
 
 // setLoadBalancersStatus records the API server load balancers and sets
 // APIServerLoadBalancersReady (and APIEndpointReady, when the endpoint cannot be published).
-func setLoadBalancersStatus(c *clusterReconcile, r *loadbalancer.Result) {
+func setLoadBalancersStatus(c *clusterReconcile, r *zones.Result) {
 	osc := c.osc
 	switch {
 	case r.Disabled:
@@ -228,8 +220,8 @@ func setLoadBalancersStatus(c *clusterReconcile, r *loadbalancer.Result) {
 
 // setLoadBalancersCondition sets APIServerLoadBalancersReady from the summary of a reconcile: its
 // message names every zone that is not ready, and why, or when all are, where each is reached and
-// how many zones serve (the Zones column's count: loadbalancer.Result.ZonesReady).
-func setLoadBalancersCondition(osc *infrav1.OpenStackCluster, r *loadbalancer.Result) {
+// how many zones serve (the Zones column's count: zones.Result.ZonesReady).
+func setLoadBalancersCondition(osc *infrav1.OpenStackCluster, r *zones.Result) {
 	s := r.Summary
 	if s.Message != "" {
 		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionFalse, s.Reason, s.Message)
@@ -266,8 +258,8 @@ func setFailureDomainsCondition(c *clusterReconcile, d *domainsFound) {
 		setFailure(osc, c.report, infrav1.FailureDomainsReadyCondition, d.err)
 		return
 	}
-	zones := loadbalancer.UncoveredControlPlaneZones(osc)
-	if len(zones) == 0 {
+	uncovered := zones.UncoveredControlPlaneZones(loadbalancer.RecordedInput(osc, c.cluster.Name))
+	if len(uncovered) == 0 {
 		var names []string
 		for _, fd := range osc.Status.FailureDomains {
 			name := fd.Name
@@ -281,7 +273,7 @@ func setFailureDomainsCondition(c *clusterReconcile, d *domainsFound) {
 	}
 	message := fmt.Sprintf("control plane failure domains %s have no API server load balancer and allowCrossAZLoadBalancerMembers is off: "+
 		"control plane machines placed there get no API server traffic; map them in spec.apiServerLoadBalancer.availabilityZoneSubnets, "+
-		"set allowCrossAZLoadBalancerMembers, or leave them out of spec.controlPlaneAvailabilityZones", strings.Join(zones, ", "))
+		"set allowCrossAZLoadBalancerMembers, or leave them out of spec.controlPlaneAvailabilityZones", strings.Join(uncovered, ", "))
 	if before := conditions.Get(osc, infrav1.FailureDomainsReadyCondition); before == nil || before.Message != message {
 		c.report.Warn(infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, report.Resource{}, "%s", message)
 	}
@@ -347,7 +339,7 @@ func setDNSCondition(c *clusterReconcile, d *dnsFound) {
 // be (with one per availability zone, one ready zone is enough), that DNS publishing need not be
 // done, and that a control plane failure domain without a load balancer is reported but holds
 // back neither the machines of the other failure domains nor workers.
-func setProvisioned(osc *infrav1.OpenStackCluster, lbs *loadbalancer.Result) {
+func setProvisioned(osc *infrav1.OpenStackCluster, lbs *zones.Result) {
 	provisioned := lbs.MachinesMayStart
 	for _, t := range clusterConditions {
 		if t != infrav1.APIServerLoadBalancersReadyCondition && t != infrav1.APIServerDNSReadyCondition {
@@ -416,14 +408,14 @@ func knownIDs(status *infrav1.OpenStackClusterStatus) []string {
 
 // setMaintenanceStatus records when the DNS records without the zones being withdrawn were
 // taken up, and sets ZoneMaintenanceReady from where the planned maintenance stands.
-func setMaintenanceStatus(c *clusterReconcile, r *loadbalancer.Result, d *dnsFound) {
+func setMaintenanceStatus(c *clusterReconcile, r *zones.Result, d *dnsFound) {
 	osc, m := c.osc, &r.Maintenance
 	if d != nil && d.takenUp {
-		loadbalancer.MarkWithdrawn(osc.Status.APIServerLoadBalancers, time.Now())
+		zones.MarkWithdrawn(osc.Status.APIServerLoadBalancers, time.Now())
 	}
 	switch {
 	case len(m.Refused) > 0:
-		reportProblem(c.report, osc, infrav1.ZoneMaintenanceReadyCondition, infrav1.LastServingZoneReason, m.RefusalMessage(osc, r.Zones))
+		reportProblem(c.report, osc, infrav1.ZoneMaintenanceReadyCondition, infrav1.LastServingZoneReason, m.RefusalMessage(loadbalancer.RecordedInput(osc, c.cluster.Name), r.Zones))
 	case len(m.Waiting) > 0:
 		setCondition(osc, infrav1.ZoneMaintenanceReadyCondition, metav1.ConditionFalse, infrav1.ZoneWithdrawingReason,
 			"taking out of service: "+strings.Join(m.Waiting, ", "))

@@ -24,8 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
 
 // deletionFound is where a cluster's deletion stands, for updateStatus.
@@ -64,7 +66,7 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 			return ctrl.Result{}, nil
 		}
 		d.identity = err
-		return ctrl.Result{RequeueAfter: specErrorRequeue}, faultOnly(err)
+		return ctrl.Result{RequeueAfter: requeue.Config}, faultOnly(err)
 	}
 
 	// The endpoint's records go first, so that clients stop resolving to what is being deleted.
@@ -79,7 +81,7 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	// The load balancers go first when their VIP ports may be on the cluster network. While
 	// Octavia deletes them, what does not depend on them goes too: the security groups always
 	// (Octavia's ports do not use them), the router and network when every VIP is elsewhere.
-	lbs, err := c.loadBalancers().DeleteCluster(ctx, cluster.Namespace, cluster.Name, osc)
+	lbs, err := c.loadBalancers().DeleteCluster(ctx, loadbalancer.RecordedInput(osc, cluster.Name))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -88,7 +90,7 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 		if _, err := c.deleteNetworking(ctx, lbs.NetworkFree); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{RequeueAfter: deleteRequeue}, nil
+		return ctrl.Result{RequeueAfter: requeue.Delete}, nil
 	}
 	d.loadBalancersGone = true
 	if result, err := c.deleteNetworking(ctx, true); err != nil || !result.IsZero() {
@@ -107,7 +109,7 @@ func (c *clusterReconcile) deleteNetworking(ctx context.Context, withNetwork boo
 	waiting := func(err error, condition string) (ctrl.Result, error) {
 		if errors.Is(err, networking.ErrWaitingForPorts) {
 			d.waitingForPorts = condition
-			return ctrl.Result{RequeueAfter: waitRequeue}, nil
+			return ctrl.Result{RequeueAfter: requeue.Wait}, nil
 		}
 		return ctrl.Result{}, err
 	}

@@ -34,8 +34,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // The endpoint host's DNS records, published as an ExternalDNS DNSEndpoint when
@@ -59,8 +60,8 @@ func dnsSettings(spec *infrav1.OpenStackClusterSpec) *infrav1.APIServerDNS {
 }
 
 // reconcileDNS keeps the DNSEndpoint's records at the addresses the load balancer service
-// publishes (loadbalancer.Publication: the zones that serve, never an empty answer).
-func (c *clusterReconcile) reconcileDNS(ctx context.Context, lbs *loadbalancer.Result) *dnsFound {
+// publishes (zones.Publication: the zones that serve, never an empty answer).
+func (c *clusterReconcile) reconcileDNS(ctx context.Context, lbs *zones.Result) *dnsFound {
 	osc := c.osc
 	dns := dnsSettings(&osc.Spec)
 	if dns == nil {
@@ -78,7 +79,7 @@ func (c *clusterReconcile) reconcileDNS(ctx context.Context, lbs *loadbalancer.R
 			return &dnsFound{outcome: failedWith(err)}
 		}
 		found.refusal = &dnsRefusal{reason: infrav1.DNSPublishingNotAllowedReason, message: why}
-		found.outcome = after(specErrorRequeue)
+		found.outcome = after(requeue.Config)
 		return found
 	}
 	if len(found.publication.Addresses) == 0 {
@@ -90,11 +91,11 @@ func (c *clusterReconcile) reconcileDNS(ctx context.Context, lbs *loadbalancer.R
 	switch {
 	case meta.IsNoMatchError(err):
 		found.crdMissing = true
-		found.outcome = after(specErrorRequeue)
+		found.outcome = after(requeue.Config)
 		return found
 	case errors.As(err, &refusal):
 		found.refusal = refusal
-		found.outcome = after(specErrorRequeue)
+		found.outcome = after(requeue.Config)
 		return found
 	case err != nil:
 		found.outcome = failedWith(err)

@@ -37,6 +37,8 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 )
 
@@ -171,10 +173,10 @@ func TestDNSWithoutTheDNSEndpointKindIsReportedNotFatal(t *testing.T) {
 	c := &clusterReconcile{r: r, cluster: &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}, osc: osc,
 		report: report.NewRecorder(recorder, osc, logr.Discard())}
 
-	found := c.reconcileDNS(ctx, &loadbalancer.Result{Publication: loadbalancer.Publish(osc)})
+	found := c.reconcileDNS(ctx, &zones.Result{Publication: zones.Publish(loadbalancer.RecordedInput(osc, "c"))})
 	res, err := outcomes{found.outcome}.result()
 	g.Expect(err).NotTo(HaveOccurred(), "not an error to retry with backoff")
-	g.Expect(res.RequeueAfter).To(Equal(specErrorRequeue))
+	g.Expect(res.RequeueAfter).To(Equal(requeue.Config))
 	c.found = clusterFindings{normal: true, dns: found}
 	c.updateStatus()
 	cond := conditions.Get(osc, infrav1.APIServerDNSReadyCondition)

@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
@@ -61,7 +61,7 @@ func externalDNSReads(g Gomega, osc *infrav1.OpenStackCluster) {
 
 // adminStates are the admin_state_up of every member of the zone's load balancer.
 func adminStates(g Gomega, cloud *fakeopenstack.Cloud, namespace, az string) []bool {
-	lb := lbsIn(cloud)[loadbalancer.Name(namespace, "c", az)]
+	lb := lbsIn(cloud)[zones.Name(namespace, "c", az)]
 	tree, err := cloud.LoadBalancer().GetLoadBalancerStatuses(ctx, lb.ID)
 	g.Expect(err).NotTo(HaveOccurred())
 	var up []bool

@@ -29,6 +29,8 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // The phases of an OpenStackCluster's reconcile. Each reads the object and what the phases
@@ -46,7 +48,7 @@ type clusterFindings struct {
 	router   *routerFound
 	groups   *groupsFound
 	domains  *domainsFound
-	lbs      *loadbalancer.Result
+	lbs      *zones.Result
 	endpoint *endpointFound
 	dns      *dnsFound
 	// complete is set when every phase ran to the end; checkedSince, when they all read the
@@ -65,7 +67,7 @@ type networkFound struct {
 	machineSubnets []infrav1.ZoneMachineSubnetStatus
 	// loadBalancers is set when the check before the cluster's first resource found the load
 	// balancers' references refuted: what the load balancer phase would have found.
-	loadBalancers *loadbalancer.Result
+	loadBalancers *zones.Result
 }
 
 type routerFound struct {
@@ -98,7 +100,7 @@ type dnsFound struct {
 	outcome
 	notRequired bool
 	host        string
-	publication loadbalancer.Publication
+	publication zones.Publication
 	crdMissing  bool
 	// takenUp means ExternalDNS has read the records as they are now.
 	takenUp bool
@@ -176,7 +178,7 @@ func (c *clusterReconcile) reconcileNetwork(ctx context.Context) *networkFound {
 // for which it returns what the load balancer phase would find when they are refuted. So a spec
 // the cloud refutes is reported with the words of the phase it belongs to, and the cloud is
 // left as it was.
-func (c *clusterReconcile) checkReferences(ctx context.Context, external *infrav1.NetworkStatus) (*loadbalancer.Result, error) {
+func (c *clusterReconcile) checkReferences(ctx context.Context, external *infrav1.NetworkStatus) (*zones.Result, error) {
 	spec := &c.osc.Spec
 	if spec.Router != nil && len(spec.ManagedSubnets) > 0 {
 		if _, err := c.net.ResolveRouterParam(ctx, spec.Router); err != nil {
@@ -186,8 +188,8 @@ func (c *clusterReconcile) checkReferences(ctx context.Context, external *infrav
 	if !spec.APIServerLoadBalancerEnabled() {
 		return nil, nil
 	}
-	view := knownAs(c.osc, c.osc.Status.Network, external, c.osc.Status.Router)
-	return c.loadBalancers().CheckReferences(ctx, c.net, c.cluster.Namespace, c.cluster.Name, view), nil
+	in := loadbalancer.InputOf(c.osc, c.cluster.Name, c.osc.Status.Network, external, c.osc.Status.Router)
+	return c.loadBalancers().CheckReferences(ctx, c.net, in), nil
 }
 
 // reconcileRouter connects the network to the external network.
@@ -242,19 +244,19 @@ func (c *clusterReconcile) reconcileFailureDomains(ctx context.Context) *domains
 // reconcileLoadBalancers converges the API server load balancers: one call into the load
 // balancer service, which holds every zone rule. It reads the object's status as recorded, with
 // the network, external network and router as this reconcile found them.
-func (c *clusterReconcile) reconcileLoadBalancers(ctx context.Context, network *infrav1.NetworkStatusWithSubnets, external *infrav1.NetworkStatus, router *infrav1.Router) *loadbalancer.Result {
-	view := knownAs(c.osc, network, external, router)
-	result := c.loadBalancers().ReconcileCluster(ctx, c.net, c.cluster.Namespace, c.cluster.Name, view)
+func (c *clusterReconcile) reconcileLoadBalancers(ctx context.Context, network *infrav1.NetworkStatusWithSubnets, external *infrav1.NetworkStatus, router *infrav1.Router) *zones.Result {
+	in := loadbalancer.InputOf(c.osc, c.cluster.Name, network, external, router)
+	result := c.loadBalancers().ReconcileCluster(ctx, c.net, in)
 	return &result
 }
 
 // lbOutcome is how the load balancer phase ended.
-func lbOutcome(r *loadbalancer.Result) outcome {
+func lbOutcome(r *zones.Result) outcome {
 	switch {
 	case r.Disabled:
 		return outcome{}
 	case r.EndpointProblem != "":
-		return outcome{stop: true, requeue: specErrorRequeue}
+		return outcome{stop: true, requeue: requeue.Config}
 	case r.Err != nil:
 		return failedWith(r.Err)
 	}
@@ -265,7 +267,7 @@ func lbOutcome(r *loadbalancer.Result) outcome {
 // single load balancer's address; without a load balancer, the floating IP (the user's or one
 // allocated here), or the fixed IP when floating IPs are off. A host the user set is never
 // replaced.
-func (c *clusterReconcile) reconcileEndpoint(ctx context.Context, lbs *loadbalancer.Result, external *infrav1.NetworkStatus) *endpointFound {
+func (c *clusterReconcile) reconcileEndpoint(ctx context.Context, lbs *zones.Result, external *infrav1.NetworkStatus) *endpointFound {
 	spec := &c.osc.Spec
 	port := int32(spec.EffectiveAPIServerPort())
 	if ep := spec.ControlPlaneEndpoint; ep != nil && ep.Host != "" {

@@ -42,6 +42,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
 
@@ -212,7 +213,7 @@ func (m *machineReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, nil
 	}
 	if err := m.connect(ctx); err != nil {
-		return ctrl.Result{RequeueAfter: specErrorRequeue}, faultOnly(err)
+		return ctrl.Result{RequeueAfter: requeue.Config}, faultOnly(err)
 	}
 	f.instance = m.reconcileInstance(ctx)
 	done := outcomes{f.instance.outcome}
@@ -250,10 +251,10 @@ func (m *machineReconcile) reconcileInstance(ctx context.Context) *instanceFound
 		server, err = svc.Create(ctx, spec)
 	}
 	if pending, ok := errors.AsType[*compute.VolumesPending](err); ok {
-		return &instanceFound{volumesPending: pending, outcome: after(buildRequeue)}
+		return &instanceFound{volumesPending: pending, outcome: after(requeue.Build)}
 	}
 	if waiting, ok := errors.AsType[*imageWaiting](err); ok {
-		return &instanceFound{waitingForImage: waiting.message, outcome: after(imageRequeue)}
+		return &instanceFound{waitingForImage: waiting.message, outcome: after(requeue.Image)}
 	}
 	if err != nil {
 		found := &instanceFound{outcome: failedWith(err)}
@@ -275,15 +276,15 @@ func instanceRequeue(server *servers.Server) time.Duration {
 	case "ACTIVE":
 		if !hasInternalIP(compute.Addresses(server)) {
 			// Nova shows the ports' addresses a moment after the server turns ACTIVE on some clouds.
-			return buildRequeue
+			return requeue.Build
 		}
 		return 0
 	case "BUILD":
-		return buildRequeue
+		return requeue.Build
 	case "ERROR", "DELETED", "SOFT_DELETED":
 		return 0
 	default:
-		return notRunningRequeue
+		return requeue.NotRunning
 	}
 }
 

@@ -35,7 +35,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	infrav1beta2 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta2"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
@@ -125,7 +125,7 @@ func machineProvisioned(g Gomega, cloud *fakeopenstack.Cloud, osm *infrav1.OpenS
 func membership(g Gomega, cloud *fakeopenstack.Cloud, namespace string, azs ...string) map[string][]string {
 	out := map[string][]string{}
 	for _, az := range azs {
-		name := loadbalancer.Name(namespace, "c", az)
+		name := zones.Name(namespace, "c", az)
 		lb := lbsIn(cloud)[name]
 		tree, err := cloud.LoadBalancer().GetLoadBalancerStatuses(ctx, lb.ID)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -134,7 +134,7 @@ func membership(g Gomega, cloud *fakeopenstack.Cloud, namespace string, azs ...s
 			var names []string
 			for _, l := range tree.Loadbalancer.Listeners {
 				for _, p := range l.Pools {
-					if p.Name != loadbalancer.ChildName(name, port) {
+					if p.Name != zones.ChildName(name, port) {
 						continue
 					}
 					for _, m := range p.Members {
@@ -213,7 +213,7 @@ func TestControlPlaneMachinesJoinTheLoadBalancersTheSpecAsksFor(t *testing.T) {
 	g.Expect(port[0].SecurityGroups).To(ConsistOf(clusterStatus.ControlPlaneSecurityGroup.ID))
 	g.Expect(conditions.Get(cp1, infrav1.APIServerIngressReadyCondition).Message).To(ContainSubstring(port[0].FixedIPs[0].IPAddress))
 	// The load balancers are on their own network: the member's subnet is the cluster subnet.
-	lb1 := lbsIn(cloud)[loadbalancer.Name(ns, "c", "az1")]
+	lb1 := lbsIn(cloud)[zones.Name(ns, "c", "az1")]
 	tree, err := cloud.LoadBalancer().GetLoadBalancerStatuses(ctx, lb1.ID)
 	g.Expect(err).NotTo(HaveOccurred())
 	members, err := cloud.LoadBalancer().ListMembers(ctx, tree.Loadbalancer.Listeners[0].Pools[0].ID, nil)

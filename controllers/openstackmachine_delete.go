@@ -24,7 +24,9 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
 
 // machineDeletionFound is where a machine's deletion stands, for updateStatus.
@@ -56,19 +58,19 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 			controllerutil.RemoveFinalizer(m.osm, infrav1.MachineFinalizer)
 			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{RequeueAfter: specErrorRequeue}, faultOnly(err)
+		return ctrl.Result{RequeueAfter: requeue.Config}, faultOnly(err)
 	}
 	d := &machineDeletionFound{}
 	m.found.deletion = d
 	if m.controlPlane && m.osc != nil {
-		done, err := m.loadBalancers().RemoveMachine(ctx, m.osc, m.osm.Name)
+		done, err := m.loadBalancers().RemoveMachine(ctx, loadbalancer.RecordedInput(m.osc, m.cluster.Name), m.osm.Name)
 		if err != nil {
 			d.membershipErr = err
 			return ctrl.Result{}, err
 		}
 		if !done {
 			d.membershipLeft = true
-			return ctrl.Result{RequeueAfter: memberRequeue}, nil
+			return ctrl.Result{RequeueAfter: requeue.Member}, nil
 		}
 	}
 	d.membershipGone = m.controlPlane
@@ -91,7 +93,7 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 		}
 		if !done {
 			d.deletingServer = server.ID
-			return ctrl.Result{RequeueAfter: buildRequeue}, nil
+			return ctrl.Result{RequeueAfter: requeue.Build}, nil
 		}
 	}
 	if err := svc.DeletePorts(ctx, portIdentities(m.osm)); err != nil {

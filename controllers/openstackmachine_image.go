@@ -19,7 +19,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,10 +35,6 @@ import (
 
 // orcImageGVK is the OpenStack Resource Controller's Image, which spec.image.imageRef names.
 var orcImageGVK = schema.GroupVersionKind{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Kind: "Image"}
-
-// imageRequeue is how soon a machine waiting for its ORC Image looks again: the manager does
-// not watch Images (ORC need not be installed).
-const imageRequeue = 10 * time.Second
 
 var imageRefPath = field.NewPath("spec", "image", "imageRef", "name")
 

@@ -36,6 +36,8 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // ingressFound is what the membership of a control plane machine found.
@@ -53,7 +55,7 @@ type ingressFound struct {
 	server        *servers.Server
 	network       string
 	address, zone string
-	membership    loadbalancer.Membership
+	membership    zones.Membership
 }
 
 // reconcileIngress makes a control plane machine a member of exactly the API server load
@@ -78,22 +80,22 @@ func (m *machineReconcile) reconcileIngress(ctx context.Context, server *servers
 	}
 	found.address = compute.FixedAddress(server, found.network)
 	if found.address == "" {
-		found.outcome = after(buildRequeue)
+		found.outcome = after(requeue.Build)
 		return found
 	}
 	if floating {
 		m.holdFloatingIP(ctx, found)
 		return found
 	}
-	found.zone = loadbalancer.MachineZone(m.machine.Spec.FailureDomain, server.AvailabilityZone)
-	membership, err := m.loadBalancers().ReconcileMachine(ctx, osc, m.osm.Name, found.address, found.zone)
+	found.zone = zones.MachineZone(m.machine.Spec.FailureDomain, server.AvailabilityZone)
+	membership, err := m.loadBalancers().ReconcileMachine(ctx, loadbalancer.RecordedInput(osc, m.cluster.Name), m.osm.Name, found.address, found.zone)
 	if err != nil {
 		found.outcome = failedWith(err)
 		return found
 	}
 	found.membership = membership
 	if !membership.Done {
-		found.outcome = after(memberRequeue)
+		found.outcome = after(requeue.Member)
 	}
 	return found
 }
@@ -118,9 +120,9 @@ func (m *machineReconcile) holdFloatingIP(ctx context.Context, found *ingressFou
 	found.floating = fip
 	switch {
 	case fip.Address == "":
-		found.outcome = after(waitRequeue) // the cluster's reconcile allocates it
+		found.outcome = after(requeue.Wait) // the cluster's reconcile allocates it
 	case fip.FixedIP != found.address:
-		found.outcome = after(floatingIPStandbyRequeue)
+		found.outcome = after(requeue.FloatingIPStandby)
 	}
 }
 
@@ -196,7 +198,7 @@ func membershipInputsChanged() predicate.Funcs {
 		}
 		var keys []lbKey
 		for _, lb := range o.Status.AllAPIServerLoadBalancers() {
-			keys = append(keys, lbKey{lb.ID, lb.AvailabilityZone, lb.Name, loadbalancer.ZoneDrained(&o.Status, lb.AvailabilityZone)})
+			keys = append(keys, lbKey{lb.ID, lb.AvailabilityZone, lb.Name, zones.ZoneDrained(o.Status.APIServerLoadBalancers, lb.AvailabilityZone)})
 		}
 		var policy *infrav1.APIServerLoadBalancer
 		if o.Spec.APIServerLoadBalancer != nil {

@@ -34,9 +34,9 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // instanceSpec resolves everything the machine's spec names into the server to create.
@@ -91,7 +91,7 @@ func (m *machineReconcile) instanceSpec(ctx context.Context, svc *compute.Servic
 		FlavorID:         flavorID,
 		ImageID:          imageID,
 		KeyName:          s.SSHKeyName,
-		AvailabilityZone: loadbalancer.RequestedZone(&m.osc.Spec, m.controlPlane, m.machine.Spec.FailureDomain),
+		AvailabilityZone: zones.RequestedZone(ptr.Deref(m.osc.Spec.ControlPlaneOmitAvailabilityZone, false), m.controlPlane, m.machine.Spec.FailureDomain),
 		ServerGroupID:    groupID,
 		UserData:         userData,
 		ConfigDrive:      s.ConfigDrive,

@@ -24,13 +24,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
 
 // outcome is how a phase ended, besides what it found (which its own result type holds, for
 // the kind's updateStatus).
 type outcome struct {
 	// err is what stopped the phase: a report.SpecError, the user's to fix, which is looked at
-	// again after specErrorRequeue; or an OpenStack failure, returned to controller-runtime
+	// again after requeue.Config; or an OpenStack failure, returned to controller-runtime
 	// (through the pacer) for its backoff.
 	err error
 	// stop ends the reconcile after the phase's stage: set with err, or for a problem the phase
@@ -43,7 +44,7 @@ type outcome struct {
 // failedWith is the outcome of a phase that err stopped.
 func failedWith(err error) outcome {
 	if _, ok := report.AsSpecError(err); ok {
-		return outcome{err: err, stop: true, requeue: specErrorRequeue}
+		return outcome{err: err, stop: true, requeue: requeue.Config}
 	}
 	return outcome{err: err, stop: true}
 }

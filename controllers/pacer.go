@@ -30,34 +30,6 @@ import (
 // How soon the controllers look at an object again: after a wait, after a spec the cloud
 // refutes, and after the cloud refused a call or did not answer (pacer).
 
-const (
-	// specErrorRequeue is how soon a spec that only OpenStack can refute is checked again: the
-	// missing resource may be created in the cloud, which sends no event.
-	specErrorRequeue = time.Minute
-	// waitRequeue is how soon the controller looks again while it waits for OpenStack.
-	waitRequeue = 5 * time.Second
-	// deleteRequeue is how soon a deletion looks again at load balancers Octavia is deleting
-	// (a cascade delete takes 2-6 s): the network waits for them, so each look saved is time
-	// saved.
-	deleteRequeue = 250 * time.Millisecond
-	// buildRequeue is how soon a server Nova is building, or deleting, is looked at again.
-	buildRequeue = 2 * time.Second
-	// memberRequeue is how soon membership is looked at again while Octavia applies a change to
-	// a pool (PENDING_UPDATE takes one to three seconds); a look is one status tree read per load
-	// balancer.
-	memberRequeue = time.Second
-	// notRunningRequeue is how soon a server that is neither building nor ACTIVE is looked at
-	// again: Nova sends no event when someone starts it.
-	notRunningRequeue = time.Minute
-	// floatingIPStandbyRequeue is how soon a control plane machine of a cluster without a load
-	// balancer looks again at the API server floating IP another machine holds: it takes the
-	// address once that machine's port is gone, and Neutron sends no event. One list call.
-	floatingIPStandbyRequeue = 30 * time.Second
-	// cacheRequeue is how soon a reconcile that found the cache behind this controller's own
-	// last write looks again; the watch event of the write usually comes first.
-	cacheRequeue = 250 * time.Millisecond
-)
-
 // faultBackoffBase and faultBackoffCap bound how soon an object is reconciled again after its
 // cloud refused a call (401, 403, 429, 5xx) or did not answer: the delay doubles from the base
 // with each such reconcile in a row, up to the cap, or is what a Retry-After header asked for
@@ -105,7 +77,7 @@ func (p *pacer) pace(log logr.Logger, key types.NamespacedName, res ctrl.Result,
 
 // faultOnly is err when it is a cloud fault (Keystone unavailable, or refusing credentials that
 // worked before), for the pacer to back off from; nil for a problem only the user can fix, which
-// is looked at again after specErrorRequeue.
+// is looked at again after requeue.Config.
 func faultOnly(err error) error {
 	if _, ok := clients.FaultOf(err); ok {
 		return err

@@ -35,6 +35,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
@@ -174,9 +175,9 @@ func TestCloudFaultsAreBackedOffExponentiallyUpToTheCap(t *testing.T) {
 	res, _ := p.pace(logr.Discard(), other, ctrl.Result{}, limited)
 	g.Expect(res.RequeueAfter).To(Equal(time.Second), "each object backs off on its own")
 
-	res, err := p.pace(logr.Discard(), key, ctrl.Result{RequeueAfter: waitRequeue}, nil)
+	res, err := p.pace(logr.Discard(), key, ctrl.Result{RequeueAfter: requeue.Wait}, nil)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.RequeueAfter).To(Equal(waitRequeue), "a reconcile without a fault is left as it is")
+	g.Expect(res.RequeueAfter).To(Equal(requeue.Wait), "a reconcile without a fault is left as it is")
 	res, _ = p.pace(logr.Discard(), key, ctrl.Result{}, limited)
 	g.Expect(res.RequeueAfter).To(Equal(time.Second), "and starts the backoff over")
 

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
 
 // The Reconcile both reconcilers share, after Cluster API's own: fetch the object, wait for the
@@ -93,11 +94,11 @@ func reconcileObject[O conditionsObject](ctx context.Context, s *shared, c clien
 	}
 	if behind, err := s.writes.behind(ctx, readerOr(apiReader, c), obj); err != nil || behind {
 		log.V(1).Info("Waiting for the cache to show this controller's last write")
-		return ctrl.Result{RequeueAfter: cacheRequeue}, err
+		return ctrl.Result{RequeueAfter: requeue.Cache}, err
 	}
 	owned := append([]string{infrav1.ReadyCondition, clusterv1.PausedCondition}, k.ownedTypes...)
 	if wrote, err := s.writes.writeWithoutForeignConditions(ctx, c, obj, owned); err != nil || wrote {
-		return ctrl.Result{RequeueAfter: cacheRequeue}, err
+		return ctrl.Result{RequeueAfter: requeue.Cache}, err
 	}
 	ctx, work, cluster, err := k.begin(ctx, obj)
 	if work == nil {

@@ -45,6 +45,7 @@ import (
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 
@@ -86,7 +87,7 @@ func TestTheFirstReconcileWritesTheConditionsWithoutUpstreamsAlone(t *testing.T)
 
 	res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(osc)})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.RequeueAfter).To(Equal(cacheRequeue), "back once the cache shows the write")
+	g.Expect(res.RequeueAfter).To(Equal(requeue.Cache), "back once the cache shows the write")
 	got := &infrav1.OpenStackCluster{}
 	g.Expect(kube.Get(ctx, client.ObjectKeyFromObject(osc), got)).To(Succeed())
 	g.Expect(got.Status.Conditions).To(HaveLen(1))

@@ -44,8 +44,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
@@ -203,7 +203,7 @@ func TestZoneNameCollidesWithAnotherClusters(t *testing.T) {
 	victim := provisioned(g, newNamedCluster(g, ns, "foo-az1", false, single, true))
 	before := snapshot(g, cloud)
 	lb := victim.Status.APIServerLoadBalancer
-	g.Expect(loadbalancer.Name(ns, "foo", "az1")).To(Equal(lb.Name))
+	g.Expect(zones.Name(ns, "foo", "az1")).To(Equal(lb.Name))
 
 	attacker := newNamedCluster(g, ns, "foo", false, multiAZSpec(n, "az1", "az2"), true)
 	refused(g, attacker, infrav1.APIServerLoadBalancersReadyCondition, infrav1.ResourceOwnedElsewhereReason,

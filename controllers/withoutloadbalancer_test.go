@@ -30,6 +30,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
@@ -112,7 +113,7 @@ func TestWithoutLoadBalancerTheFloatingIPIsOnAControlPlaneMachine(t *testing.T) 
 	g.Eventually(func(g Gomega) {
 		g.Expect(floatingIPAt(g, cloud, address).FixedIP).To(Equal(secondIP))
 		g.Expect(ingress(g, second).Message).To(ContainSubstring("is on this machine's address " + secondIP))
-	}, floatingIPStandbyRequeue/2, poll).Should(Succeed())
+	}, requeue.FloatingIPStandby/2, poll).Should(Succeed())
 
 	// Machines never release the address; the cluster does.
 	deleteAllMachines(g, ns, second, worker)

@@ -27,12 +27,12 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
 // retag replaces the tags of a subnet, and touches the OpenStackCluster so that its reconcile
-// reads them now rather than at the next poll (loadbalancer.DiscoveryPoll).
+// reads them now rather than at the next poll (requeue.Discovery).
 func retag(g *WithT, cloud *fakeopenstack.Cloud, osc *infrav1.OpenStackCluster, subnet string, tags ...string) {
 	_, err := cloud.Network().ReplaceAllTags(ctx, "subnets", subnet, attributestags.ReplaceAllOpts{Tags: append([]string{}, tags...)})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -69,9 +69,9 @@ func TestZonesFoundByTagFollowTheTags(t *testing.T) {
 	// az2 is found; az3 is tagged twice: an error naming both subnets, and nothing for az3.
 	g.Eventually(func(g Gomega) {
 		got := get(g, osc)
-		var zones []string
+		var azs []string
 		for _, e := range got.Status.APIServerLoadBalancers {
-			zones = append(zones, e.AvailabilityZone)
+			azs = append(azs, e.AvailabilityZone)
 			if e.AvailabilityZone == "az2" {
 				g.Expect(e.LoadBalancerNetwork.Subnets[0].ID).To(Equal(az2))
 				g.Expect(e.ProvisioningStatus).To(Equal("ACTIVE"))
@@ -84,10 +84,10 @@ func TestZonesFoundByTagFollowTheTags(t *testing.T) {
 			"spec.apiServerLoadBalancer.zoneDiscovery: subnets lb-az3a (%s) and lb-az3b (%s) of network lb-net are all tagged topology.kubernetes.io/zone=az3: "+
 				"remove the tag from all but one, or map the zone in availabilityZoneSubnets", az3a, az3b)))
 		g.Expect(eventReasons(g, ns)).To(ContainElement("DiscoveredZone"))
-		g.Expect(zones).To(Equal([]string{"az1", "az2"}))
+		g.Expect(azs).To(Equal([]string{"az1", "az2"}))
 	}, eventually, poll).Should(Succeed())
-	g.Expect(lbsIn(cloud)).NotTo(HaveKey(loadbalancer.Name(ns, "c", "az3")))
-	g.Expect(lbsIn(cloud)).NotTo(HaveKey(loadbalancer.Name(ns, "c", "az9")))
+	g.Expect(lbsIn(cloud)).NotTo(HaveKey(zones.Name(ns, "c", "az3")))
+	g.Expect(lbsIn(cloud)).NotTo(HaveKey(zones.Name(ns, "c", "az9")))
 
 	// One tag removed: az3 is found on the other subnet.
 	retag(g, cloud, osc, az3a)
@@ -112,12 +112,12 @@ func TestZonesFoundByTagFollowTheTags(t *testing.T) {
 	retag(g, cloud, osc, az2)
 	g.Eventually(func(g Gomega) {
 		got := lbReady(g, osc)
-		var zones []string
+		var azs []string
 		for _, e := range got.Status.APIServerLoadBalancers {
-			zones = append(zones, e.AvailabilityZone)
+			azs = append(azs, e.AvailabilityZone)
 		}
-		g.Expect(zones).To(Equal([]string{"az1", "az3"}))
-		g.Expect(lbsIn(cloud)).NotTo(HaveKey(loadbalancer.Name(ns, "c", "az2")))
+		g.Expect(azs).To(Equal([]string{"az1", "az3"}))
+		g.Expect(lbsIn(cloud)).NotTo(HaveKey(zones.Name(ns, "c", "az2")))
 	}, eventually, poll).Should(Succeed())
 }
 

@@ -49,6 +49,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
@@ -128,8 +129,8 @@ func up(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	zones := strings.Split(o.zones, ",")
-	if _, err := localenv.EnsureLBNetwork(ctx, cl, networkName, 50, zones); err != nil {
+	azs := strings.Split(o.zones, ",")
+	if _, err := localenv.EnsureLBNetwork(ctx, cl, networkName, 50, azs); err != nil {
 		return fmt.Errorf("preparing the load balancer network: %w", err)
 	}
 	lbNet, _ := localenv.LBNetworkNames(networkName, "")
@@ -148,7 +149,7 @@ func up(ctx context.Context, o options) error {
 			return false, err
 		}
 		ready := meta.IsStatusConditionTrue(osc.Status.Conditions, infrav1.ReadyCondition)
-		return ready && len(osc.Status.APIServerLoadBalancers) == len(zones), nil
+		return ready && len(osc.Status.APIServerLoadBalancers) == len(azs), nil
 	}); err != nil {
 		return fmt.Errorf("waiting for the OpenStackCluster to be ready: %w%s", err, conditions(osc))
 	}
@@ -175,11 +176,11 @@ func up(ctx context.Context, o options) error {
 			return false, err
 		}
 		for _, lb := range osc.Status.APIServerLoadBalancers {
-			if !loadbalancer.Serves(&lb, osc.Spec.EffectiveAPIServerPort()) {
+			if !zones.Serves(&lb, osc.Spec.EffectiveAPIServerPort()) {
 				return false, nil
 			}
 		}
-		return len(osc.Status.APIServerLoadBalancers) == len(zones), nil
+		return len(osc.Status.APIServerLoadBalancers) == len(azs), nil
 	}); err != nil {
 		return fmt.Errorf("waiting for every zone to serve: %w%s", err, conditions(osc))
 	}
@@ -224,7 +225,7 @@ func showDNS(ctx context.Context, start time.Time, o options, osc *infrav1.OpenS
 		fmt.Printf("\nThe management plane runs no ExternalDNS (%v): the DNSEndpoint %s/%s-apiserver is not published.\n", err, namespace, clusterName)
 		return nil
 	}
-	want := loadbalancer.Publish(osc).Addresses
+	want := zones.Publish(loadbalancer.RecordedInput(osc, clusterName)).Addresses
 	host := osc.Spec.ControlPlaneEndpoint.Host
 	var got []string
 	if err := poll(ctx, func() (bool, error) {

@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
@@ -142,10 +142,10 @@ func (w *world) checkEndState(phase string) {
 	}
 	var want []string
 	if w.sc.single {
-		want = []string{loadbalancer.Name(namespace, "c", "")}
+		want = []string{zones.Name(namespace, "c", "")}
 	} else {
 		for _, az := range w.sc.zones {
-			want = append(want, loadbalancer.Name(namespace, "c", az))
+			want = append(want, zones.Name(namespace, "c", az))
 		}
 	}
 	got := names(inv, "LoadBalancer")

@@ -40,6 +40,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
@@ -164,8 +165,8 @@ func membership(t *testing.T, tg target) {
 	ctx := context.Background()
 	networkID, subnetID := scratchSubnet(t, tg)
 	cluster := fmt.Sprintf("c%d", time.Now().UnixNano()%1_000_000)
-	name := loadbalancer.Name("contract", cluster, tg.az)
-	lbID, active := populatedLoadBalancer(t, tg, subnetID, name, func(port int) string { return loadbalancer.ChildName(name, port) })
+	name := zones.Name("contract", cluster, tg.az)
+	lbID, active := populatedLoadBalancer(t, tg, subnetID, name, func(port int) string { return zones.ChildName(name, port) })
 	tree, err := tg.clients.LoadBalancer.GetLoadBalancerStatuses(ctx, lbID)
 	if err != nil {
 		t.Fatal(err)

@@ -28,11 +28,12 @@ import (
 	. "github.com/onsi/gomega"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
 func TestMigrationRenamesEachChild(t *testing.T) {
-	legacy := Name("ns", "c", "")
+	legacy := zones.Name("ns", "c", "")
 
 	t.Run("the load balancer itself, found under the legacy name", func(t *testing.T) {
 		g := NewWithT(t)
@@ -43,7 +44,7 @@ func TestMigrationRenamesEachChild(t *testing.T) {
 		d.FormerNames = []string{legacy}
 
 		out := w.service().Reconcile(ctx, d, nil)
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(out.Status.Name).To(Equal(d.Name))
 		g.Expect(out.Status.ID).To(Equal(old.ID))
 		g.Expect(out.Status.InternalIP).To(Equal(old.VipAddress), "the VIP stays")
@@ -51,7 +52,7 @@ func TestMigrationRenamesEachChild(t *testing.T) {
 		lb, err := w.cloud.LoadBalancer().GetLoadBalancer(ctx, old.ID)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(lb.Name).To(Equal(d.Name))
-		g.Expect(lb.Tags).To(ConsistOf("user-tag", OwnerTag("ns", "c"), testOwner.Tag()), "the user's tags are kept, the cluster's mark added")
+		g.Expect(lb.Tags).To(ConsistOf("user-tag", zones.OwnerTag("ns", "c"), testOwner.Tag()), "the user's tags are kept, the cluster's mark added")
 		ev := w.events()
 		g.Expect(ev).To(ContainSubstring("RenamedLoadBalancer"))
 		g.Expect(ev).To(ContainSubstring("Warning LoadBalancerVIPSubnet"))
@@ -63,7 +64,7 @@ func TestMigrationRenamesEachChild(t *testing.T) {
 		w := newWorld(t, "az1")
 		az1 := w.desired("az1")
 		lb, err := w.cloud.LoadBalancer().CreateLoadBalancer(ctx, loadbalancers.CreateOpts{Name: az1.Name, VipSubnetID: az1.Subnet.ID,
-			Tags: []string{"user-tag", OwnerTag("ns", "c")}})
+			Tags: []string{"user-tag", zones.OwnerTag("ns", "c")}})
 		g.Expect(err).NotTo(HaveOccurred())
 		w.settle(t, lb.ID)
 		back := w.desired("")
@@ -74,24 +75,24 @@ func TestMigrationRenamesEachChild(t *testing.T) {
 		w.cloud.ResetCalls()
 		out := w.service().Reconcile(ctx, back, k)
 		g.Expect(w.cloud.Calls()).NotTo(HaveKey("ListLoadBalancers"), "found by the status")
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(out.Status.Name).To(Equal(legacy))
 		g.Expect(out.Status.ID).To(Equal(lb.ID))
 		renamed, err := w.cloud.LoadBalancer().GetLoadBalancer(ctx, lb.ID)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(renamed.Name).To(Equal(legacy))
-		g.Expect(renamed.Tags).To(ConsistOf("user-tag", OwnerTag("ns", "c"), testOwner.Tag()))
+		g.Expect(renamed.Tags).To(ConsistOf("user-tag", zones.OwnerTag("ns", "c"), testOwner.Tag()))
 	})
 
 	// A child of port 8132 still carries the legacy name; the load balancer already has its own.
-	misnamed := func(t *testing.T, kind string) (*world, *Desired, *infrav1.LoadBalancer) {
+	misnamed := func(t *testing.T, kind string) (*world, *zones.Desired, *infrav1.LoadBalancer) {
 		t.Helper()
 		w := newWorld(t, "az1")
 		d := w.desired("az1")
 		d.FormerNames = []string{legacy}
 		ready, _ := converge(t, w.service(), d, nil)
-		l, p, m := w.children(t, ready.Status.ID, ChildName(d.Name, 8132))
-		old := ChildName(legacy, 8132)
+		l, p, m := w.children(t, ready.Status.ID, zones.ChildName(d.Name, 8132))
+		old := zones.ChildName(legacy, 8132)
 		var err error
 		switch kind {
 		case "listener":
@@ -119,11 +120,11 @@ func TestMigrationRenamesEachChild(t *testing.T) {
 			w.cloud.ResetCalls()
 			out := w.service().Reconcile(ctx, d, k)
 			g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{tc.update: 1}))
-			g.Expect(out.State).To(Equal(StateWaiting), "one change per reconcile; Octavia is busy with it")
+			g.Expect(out.State).To(Equal(zones.StateWaiting), "one change per reconcile; Octavia is busy with it")
 			g.Expect(out.Message).To(ContainSubstring("renamed"))
 			g.Expect(w.events()).To(ContainSubstring(tc.event))
 			ls, ps, ms := w.childNames(k.ID)
-			want := []string{ChildName(d.Name, 6443), ChildName(d.Name, 8132)}
+			want := []string{zones.ChildName(d.Name, 6443), zones.ChildName(d.Name, 8132)}
 			g.Expect([][]string{ls, ps, ms}).To(HaveEach(ConsistOf(want)))
 		})
 	}
@@ -133,21 +134,21 @@ func TestMigrationRenamesEachChild(t *testing.T) {
 		w, d, k := misnamed(t, "pool")
 		w.cloud.InjectFault(fakeopenstack.Fault{Operation: "UpdatePool", Nth: 1, Status: http.StatusConflict})
 		out := w.service().Reconcile(ctx, d, k)
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(out.Reason).To(Equal(infrav1.WaitingForLoadBalancerReason))
 		g.Expect(out.Message).To(ContainSubstring("is busy"))
 		g.Expect(out.Err).NotTo(HaveOccurred())
 		_, ps, _ := w.childNames(k.ID)
-		g.Expect(ps).To(ContainElement(ChildName(legacy, 8132)), "renamed at a later look")
+		g.Expect(ps).To(ContainElement(zones.ChildName(legacy, 8132)), "renamed at a later look")
 		converge(t, w.service(), d, k)
 		_, ps, _ = w.childNames(k.ID)
-		g.Expect(ps).To(ConsistOf(ChildName(d.Name, 6443), ChildName(d.Name, 8132)))
+		g.Expect(ps).To(ConsistOf(zones.ChildName(d.Name, 6443), zones.ChildName(d.Name, 8132)))
 	})
 }
 
 func TestPerPortChildren(t *testing.T) {
 	// ready is a converged load balancer of az1 with the ports given.
-	ready := func(t *testing.T, ports ...int) (*world, *Desired, *infrav1.LoadBalancer) {
+	ready := func(t *testing.T, ports ...int) (*world, *zones.Desired, *infrav1.LoadBalancer) {
 		t.Helper()
 		w := newWorld(t, "az1")
 		d := w.desired("az1")
@@ -156,7 +157,7 @@ func TestPerPortChildren(t *testing.T) {
 		w.events()
 		return w, d, out.Status
 	}
-	name := ChildName(Name("ns", "c", "az1"), 8132)
+	name := zones.ChildName(zones.Name("ns", "c", "az1"), 8132)
 
 	t.Run("missing listener for an additional port", func(t *testing.T) {
 		g := NewWithT(t)
@@ -165,7 +166,7 @@ func TestPerPortChildren(t *testing.T) {
 		w.cloud.ResetCalls()
 		out := w.service().Reconcile(ctx, d, k)
 		g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{"CreateListener": 1}))
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(w.events()).To(ContainSubstring("CreatedListener"))
 		l := w.listenerOn(t, k.ID, 8132)
 		g.Expect(l).NotTo(BeNil())
@@ -182,7 +183,7 @@ func TestPerPortChildren(t *testing.T) {
 		w.cloud.ResetCalls()
 		out := w.service().Reconcile(ctx, d, k)
 		g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{"CreatePool": 1}))
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(w.events()).To(ContainSubstring("CreatedPool"))
 		ps := w.poolsOf(t, k.ID, l)
 		g.Expect(ps).To(HaveLen(1))
@@ -217,7 +218,7 @@ func TestPerPortChildren(t *testing.T) {
 		w.cloud.ResetCalls()
 		out := w.service().Reconcile(ctx, d, k)
 		g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{"CreateMonitor": 1}))
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(w.events()).To(ContainSubstring("CreatedHealthMonitor"))
 		mons, err := w.cloud.LoadBalancer().ListMonitors(ctx, monitors.ListOpts{PoolID: p})
 		g.Expect(err).NotTo(HaveOccurred())
@@ -233,7 +234,7 @@ func TestPerPortChildren(t *testing.T) {
 		w.cloud.ResetCalls()
 		out := w.service().Reconcile(ctx, d, k)
 		g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{"DeletePool": 1}))
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		ls, ps, _ := w.childNames(k.ID)
 		g.Expect(ls).To(ContainElement(name), "the listener goes second")
 		g.Expect(ps).NotTo(ContainElement(name))
@@ -241,9 +242,9 @@ func TestPerPortChildren(t *testing.T) {
 		w.cloud.ResetCalls()
 		out = w.service().Reconcile(ctx, d, k)
 		g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{"DeleteListener": 1}))
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		ls, _, _ = w.childNames(k.ID)
-		g.Expect(ls).To(ConsistOf(ChildName(d.Name, 6443)))
+		g.Expect(ls).To(ConsistOf(zones.ChildName(d.Name, 6443)))
 		ev := w.events()
 		g.Expect(ev).To(ContainSubstring("DeletedPool"))
 		g.Expect(ev).To(ContainSubstring("DeletedListener"))
@@ -257,7 +258,7 @@ func TestPerPortChildren(t *testing.T) {
 		w.settle(t, k.ID)
 		w.cloud.ResetCalls()
 		out := w.service().Reconcile(ctx, d, k)
-		g.Expect(out.State).To(Equal(StateReady))
+		g.Expect(out.State).To(Equal(zones.StateReady))
 		g.Expect(changes(w.cloud.Calls())).To(BeEmpty())
 		g.Expect(w.listenerOn(t, k.ID, 9100)).NotTo(BeNil())
 	})
@@ -271,9 +272,9 @@ func TestChildrenLeftPendingAreSettled(t *testing.T) {
 	w.cloud.SetLeavePopulatedChildrenPending(true)
 	s := w.service()
 	d := w.desired("az1")
-	name := ChildName(d.Name, 6443)
+	name := zones.ChildName(d.Name, 6443)
 	created := s.Reconcile(ctx, d, nil)
-	g.Expect(created.State).To(Equal(StateWaiting))
+	g.Expect(created.State).To(Equal(zones.StateWaiting))
 	k := created.Status
 	w.events()
 	for _, tc := range []struct{ child, update string }{
@@ -283,7 +284,7 @@ func TestChildrenLeftPendingAreSettled(t *testing.T) {
 		out := s.Reconcile(ctx, d, k)
 		k = out.Status
 		g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{tc.update: 1}), tc.child)
-		g.Expect(out.State).To(Equal(StateWaiting), "not ready while a pool would refuse members")
+		g.Expect(out.State).To(Equal(zones.StateWaiting), "not ready while a pool would refuse members")
 		g.Expect(out.Message).To(ContainSubstring("settling " + tc.child))
 		g.Expect(w.events()).To(ContainSubstring("Octavia left " + tc.child + " " + name + " PENDING_CREATE although load balancer " + d.Name + " is ACTIVE"))
 	}
@@ -296,7 +297,7 @@ func TestChildrenLeftPendingAreSettled(t *testing.T) {
 
 func TestAllowedCIDRsFollowTheSpec(t *testing.T) {
 	// ready is a converged load balancer of az1 restricted to cidrs.
-	ready := func(t *testing.T, w *world, cidrs ...string) (*Desired, *infrav1.LoadBalancer) {
+	ready := func(t *testing.T, w *world, cidrs ...string) (*zones.Desired, *infrav1.LoadBalancer) {
 		t.Helper()
 		d := w.desired("az1")
 		d.AllowedCIDRs = cidrs
@@ -316,14 +317,14 @@ func TestAllowedCIDRsFollowTheSpec(t *testing.T) {
 	t.Run("the same set written differently is not updated", func(t *testing.T) {
 		g := NewWithT(t)
 		w := newWorld(t, "az1")
-		d, k := ready(t, w, CanonicalCIDRs([]string{"192.168.0.0/16", "10.0.0.0/8"})...)
+		d, k := ready(t, w, zones.CanonicalCIDRs([]string{"192.168.0.0/16", "10.0.0.0/8"})...)
 		for _, port := range d.Ports {
 			setCIDRs(t, w, k.ID, port, []string{"192.168.0.0/16", "10.0.0.0/8"})
 		}
 		w.cloud.ResetCalls()
 		out := w.service().Reconcile(ctx, d, k)
 		g.Expect(changes(w.cloud.Calls())).To(BeEmpty())
-		g.Expect(out.State).To(Equal(StateReady))
+		g.Expect(out.State).To(Equal(zones.StateReady))
 		g.Expect(out.Status.AllowedCIDRs).To(Equal([]string{"10.0.0.0/8", "192.168.0.0/16"}))
 	})
 
@@ -335,8 +336,8 @@ func TestAllowedCIDRsFollowTheSpec(t *testing.T) {
 		w.cloud.ResetCalls()
 		out := w.service().Reconcile(ctx, d, k)
 		g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{"UpdateListener": 1}))
-		g.Expect(out.State).To(Equal(StateWaiting))
-		g.Expect(w.events()).To(ContainSubstring("Set the allowed CIDRs of listener " + ChildName(d.Name, 8132)))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
+		g.Expect(w.events()).To(ContainSubstring("Set the allowed CIDRs of listener " + zones.ChildName(d.Name, 8132)))
 		g.Expect(w.listenerOn(t, k.ID, 8132).AllowedCIDRs).To(Equal([]string{"10.0.0.0/8"}))
 	})
 
@@ -348,7 +349,7 @@ func TestAllowedCIDRsFollowTheSpec(t *testing.T) {
 		w.cloud.ResetCalls()
 		out := w.service().Reconcile(ctx, d, k)
 		g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{"UpdateListener": 1}))
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(w.listenerOn(t, k.ID, 6443).AllowedCIDRs).To(BeEmpty())
 		g.Expect(w.listenerOn(t, k.ID, 8132).AllowedCIDRs).To(Equal([]string{"10.0.0.0/8"}), "the next reconcile opens it")
 		opened, _ := converge(t, w.service(), d, out.Status)
@@ -365,7 +366,7 @@ func TestAllowedCIDRsFollowTheSpec(t *testing.T) {
 		w.cloud.ResetCalls()
 		out := w.service().Reconcile(ctx, d, k)
 		g.Expect(changes(w.cloud.Calls())).To(BeEmpty())
-		g.Expect(out.State).To(Equal(StateReady))
+		g.Expect(out.State).To(Equal(zones.StateReady))
 		g.Expect(out.Status.AllowedCIDRs).To(BeEmpty())
 		g.Expect(w.events()).To(ContainSubstring("Octavia's API is version 2.11; allowed CIDRs need 2.12"))
 	})
@@ -382,12 +383,12 @@ func TestAllowedCIDRsFollowTheSpec(t *testing.T) {
 		w.cloud.ResetCalls()
 		out := w.service().Reconcile(ctx, d, first.Status)
 		g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{"UpdateListener": 1}), "tried once")
-		g.Expect(out.State).To(Equal(StateReady))
+		g.Expect(out.State).To(Equal(zones.StateReady))
 		g.Expect(w.events()).To(ContainSubstring("Octavia provider ovn does not support allowed CIDRs"))
 
 		w.cloud.ResetCalls()
 		out = w.service().Reconcile(ctx, d, out.Status)
-		g.Expect(out.State).To(Equal(StateReady))
+		g.Expect(out.State).To(Equal(zones.StateReady))
 		g.Expect(changes(w.cloud.Calls())).To(BeEmpty(), "no second update, no loop")
 	})
 }

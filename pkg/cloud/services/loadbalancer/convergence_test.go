@@ -24,6 +24,8 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/apiversions"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
@@ -86,18 +88,18 @@ func (w *world) service() *Service {
 }
 
 // desired is the load balancer of az ("" for the single one) of cluster ns/c.
-func (w *world) desired(az string) *Desired {
-	return &Desired{
-		AvailabilityZone: az, Name: Name("ns", "c", az), Network: w.network, Subnet: w.subnets[az], OctaviaAZ: az,
+func (w *world) desired(az string) *zones.Desired {
+	return &zones.Desired{
+		AvailabilityZone: az, Name: zones.Name("ns", "c", az), Network: w.network, Subnet: w.subnets[az], OctaviaAZ: az,
 		Ports: []int{6443, 8132}, Monitor: infrav1.APIServerLoadBalancerMonitor{Delay: 10, Timeout: 5, MaxRetries: 5, MaxRetriesDown: 3},
-		FloatingIP: &FloatingIP{ExternalNetworkID: w.ext, Description: FloatingIPDescription("ns", "c", az)},
-		Tags:       []string{OwnerTag("ns", "c")},
+		FloatingIP: &zones.FloatingIP{ExternalNetworkID: w.ext, Description: zones.FloatingIPDescription("ns", "c", az)},
+		Tags:       []string{zones.OwnerTag("ns", "c")},
 	}
 }
 
 // converge reconciles until the load balancer is ready, as the controller's requeues would, and
 // returns the last outcome and how many reconciles it took.
-func converge(t *testing.T, s *Service, d *Desired, known *infrav1.LoadBalancer) (Outcome, int) {
+func converge(t *testing.T, s *Service, d *zones.Desired, known *infrav1.LoadBalancer) (zones.Outcome, int) {
 	t.Helper()
 	for i := 1; i <= 30; i++ {
 		out := s.Reconcile(ctx, d, known)
@@ -105,16 +107,16 @@ func converge(t *testing.T, s *Service, d *Desired, known *infrav1.LoadBalancer)
 			known = out.Status
 		}
 		switch out.State {
-		case StateReady:
+		case zones.StateReady:
 			return out, i
-		case StateWaiting:
+		case zones.StateWaiting:
 			t.Logf("reconcile %d: %s", i, out.Message)
 		default:
 			t.Fatalf("reconcile %d: %s: %s (%v)", i, out.State, out.Message, out.Err)
 		}
 	}
 	t.Fatalf("not ready after 30 reconciles")
-	return Outcome{}, 0
+	return zones.Outcome{}, 0
 }
 
 func (w *world) loadBalancers() []loadbalancers.LoadBalancer {
@@ -177,14 +179,14 @@ func TestSingleLoadBalancerConvergesAndHoldsSteady(t *testing.T) {
 	g.Expect(ms).To(ConsistOf(want))
 	fips := w.floatingIPs()
 	g.Expect(fips).To(HaveLen(1))
-	g.Expect(fips[0].Description).To(Equal(FloatingIPDescription("ns", "c", "")))
+	g.Expect(fips[0].Description).To(Equal(zones.FloatingIPDescription("ns", "c", "")))
 	g.Expect(fips[0].FixedIP).To(Equal(st.InternalIP))
 	g.Expect(w.events()).To(ContainSubstring("CreatedLoadBalancer"))
 
 	// The steady state: three calls, no change.
 	w.cloud.ResetCalls()
 	again := s.Reconcile(ctx, d, st)
-	g.Expect(again.State).To(Equal(StateReady))
+	g.Expect(again.State).To(Equal(zones.StateReady))
 	g.Expect(again.Status).To(Equal(st))
 	g.Expect(w.cloud.Calls()).To(Equal(map[string]int{"GetLoadBalancerStatuses": 1, "ListListeners": 1, "ListFloatingIPs": 1}))
 
@@ -220,12 +222,12 @@ func TestUserFloatingIPIsUsedAndNeverReleased(t *testing.T) {
 	g.Expect(out2.Status.IP).NotTo(Equal("172.24.4.99"))
 	g.Expect(w.floatingIPs()).To(HaveLen(2))
 
-	done, err := s.Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", Names: []string{first.Name, second.Name}, AllTagged: true,
+	done, err := s.Delete(ctx, &zones.Removal{Namespace: "ns", Cluster: "c", Names: []string{first.Name, second.Name}, AllTagged: true,
 		KeepAddresses: []string{"172.24.4.99"}, ExternalNetworkID: w.ext})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeFalse(), "Octavia deletes asynchronously")
 	g.Eventually(func() (bool, error) {
-		return s.Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", AllTagged: true, KeepAddresses: []string{"172.24.4.99"}, ExternalNetworkID: w.ext})
+		return s.Delete(ctx, &zones.Removal{Namespace: "ns", Cluster: "c", AllTagged: true, KeepAddresses: []string{"172.24.4.99"}, ExternalNetworkID: w.ext})
 	}).WithTimeout(5e9).Should(BeTrue())
 	g.Expect(w.loadBalancers()).To(BeEmpty())
 	fips := w.floatingIPs()
@@ -244,7 +246,7 @@ func TestMigrationRenamesTheLegacyLoadBalancerKeepingItsAddresses(t *testing.T) 
 	// availabilityZoneSubnets with az1 first: az1 inherits the legacy load balancer. Its VIP is
 	// on the legacy subnet, which is what the status must say.
 	az1 := w.desired("az1")
-	az1.FormerNames = []string{Name("ns", "c", "")}
+	az1.FormerNames = []string{zones.Name("ns", "c", "")}
 	out, rounds := converge(t, s, az1, legacy.Status)
 	g.Expect(rounds).To(Equal(8), "the load balancer, then listener, pool and monitor of two ports, one change per reconcile")
 	g.Expect(out.Status.ID).To(Equal(legacy.Status.ID))
@@ -259,7 +261,7 @@ func TestMigrationRenamesTheLegacyLoadBalancerKeepingItsAddresses(t *testing.T) 
 	g.Expect(ms).To(ConsistOf(want))
 	fips := w.floatingIPs()
 	g.Expect(fips).To(HaveLen(1))
-	g.Expect(fips[0].Description).To(Equal(FloatingIPDescription("ns", "c", "az1")), "the floating IP now carries the zone's mark")
+	g.Expect(fips[0].Description).To(Equal(zones.FloatingIPDescription("ns", "c", "az1")), "the floating IP now carries the zone's mark")
 	ev := w.events()
 	for _, reason := range []string{"RenamedLoadBalancer", "RenamedListener", "RenamedPool", "RenamedHealthMonitor", "AdoptedFloatingIP"} {
 		g.Expect(ev).To(ContainSubstring(reason))
@@ -276,7 +278,7 @@ func TestMigrationRenamesTheLegacyLoadBalancerKeepingItsAddresses(t *testing.T) 
 	single.FormerNames = []string{out.Status.Name}
 	back, _ := converge(t, s, single, out.Status)
 	g.Expect(back.Status.ID).To(Equal(legacy.Status.ID))
-	g.Expect(back.Status.Name).To(Equal(Name("ns", "c", "")))
+	g.Expect(back.Status.Name).To(Equal(zones.Name("ns", "c", "")))
 	g.Expect(back.Status.IP).To(Equal(legacy.Status.IP))
 	ls, _, _ = w.childNames(back.Status.ID)
 	g.Expect(ls).To(ConsistOf("k8s-clusterapi-cluster-ns-c-kubeapi-6443", "k8s-clusterapi-cluster-ns-c-kubeapi-8132"))
@@ -291,7 +293,7 @@ func TestCorrectlyNamedResourcesAreAdoptedNotRenamed(t *testing.T) {
 	// A legacy load balancer appears too (restored by someone): the zone keeps its own, and
 	// the legacy one is not renamed over it.
 	d := w.desired("az1")
-	d.FormerNames = []string{Name("ns", "c", "")}
+	d.FormerNames = []string{zones.Name("ns", "c", "")}
 	out, rounds := converge(t, s, d, nil)
 	g.Expect(rounds).To(Equal(1))
 	g.Expect(out.Status.ID).To(Equal(made.Status.ID))
@@ -309,8 +311,8 @@ func TestLoadBalancerInErrorIsRecreatedAfterBoundedObservations(t *testing.T) {
 	// Reconciles in quick succession (status updates trigger them) count as one observation.
 	for range 2 * ErrorObservations {
 		out := s.Reconcile(ctx, d, first.Status)
-		g.Expect(out.State).To(Equal(StateError))
-		g.Expect(out.RequeueAfter).To(Equal(ErrorRequeue), "the next observation that counts")
+		g.Expect(out.State).To(Equal(zones.StateError))
+		g.Expect(out.RequeueAfter).To(Equal(requeue.Error), "the next observation that counts")
 		g.Expect(out.Message).To(ContainSubstring("(1 so far)"))
 	}
 	g.Expect(w.loadBalancers()).To(HaveLen(1))
@@ -319,12 +321,12 @@ func TestLoadBalancerInErrorIsRecreatedAfterBoundedObservations(t *testing.T) {
 	w.memory.ErrorInterval = 0
 	for i := 2; i < ErrorObservations; i++ {
 		out := s.Reconcile(ctx, d, first.Status)
-		g.Expect(out.State).To(Equal(StateError))
+		g.Expect(out.State).To(Equal(zones.StateError))
 		g.Expect(out.Reason).To(Equal(infrav1.LoadBalancerErrorReason))
 		g.Expect(out.Message).To(ContainSubstring("ERROR"))
 	}
 	out := s.Reconcile(ctx, d, first.Status)
-	g.Expect(out.State).To(Equal(StateWaiting))
+	g.Expect(out.State).To(Equal(zones.StateWaiting))
 	g.Expect(out.Message).To(ContainSubstring("recreated"))
 	g.Expect(w.events()).To(ContainSubstring("DeletedLoadBalancer"))
 
@@ -348,7 +350,7 @@ func TestAvailabilityZoneHint(t *testing.T) {
 	for _, lb := range w.loadBalancers() {
 		byName[lb.Name] = lb.AvailabilityZone
 	}
-	g.Expect(byName).To(Equal(map[string]string{Name("ns", "c", "az1"): "az1", Name("ns", "c", "az2"): ""}))
+	g.Expect(byName).To(Equal(map[string]string{zones.Name("ns", "c", "az1"): "az1", zones.Name("ns", "c", "az2"): ""}))
 	ev := w.events()
 	g.Expect(ev).To(ContainSubstring(`OmittedAvailabilityZoneHint`))
 	g.Expect(ev).To(ContainSubstring(`Octavia has no enabled availability zone "az2"`))
@@ -368,7 +370,7 @@ func TestAllowedCIDRs(t *testing.T) {
 	w := newWorld(t, "az1")
 	s := w.service()
 	d := w.desired("az1")
-	d.AllowedCIDRs = CanonicalCIDRs([]string{"192.0.2.7/24", "198.51.100.1"})
+	d.AllowedCIDRs = zones.CanonicalCIDRs([]string{"192.0.2.7/24", "198.51.100.1"})
 	out, _ := converge(t, s, d, nil)
 	g.Expect(out.Status.AllowedCIDRs).To(Equal([]string{"192.0.2.0/24", "198.51.100.1/32"}))
 	all, _ := w.cloud.LoadBalancer().ListListeners(ctx, listeners.ListOpts{LoadbalancerID: out.Status.ID})
@@ -378,11 +380,11 @@ func TestAllowedCIDRs(t *testing.T) {
 
 	// Canonical forms compare equal: no update loop.
 	w.cloud.ResetCalls()
-	g.Expect(s.Reconcile(ctx, d, out.Status).State).To(Equal(StateReady))
+	g.Expect(s.Reconcile(ctx, d, out.Status).State).To(Equal(zones.StateReady))
 	g.Expect(w.cloud.Calls()).NotTo(HaveKey("UpdateListener"))
 
 	// A change reaches every listener, one per reconcile.
-	d.AllowedCIDRs = CanonicalCIDRs([]string{"203.0.113.0/24"})
+	d.AllowedCIDRs = zones.CanonicalCIDRs([]string{"203.0.113.0/24"})
 	changed, rounds := converge(t, s, d, out.Status)
 	g.Expect(rounds).To(Equal(3))
 	g.Expect(changed.Status.AllowedCIDRs).To(Equal([]string{"203.0.113.0/24"}))
@@ -412,10 +414,10 @@ func TestAllowedCIDRsWhereOctaviaCannot(t *testing.T) {
 	out2, _ := converge(t, s2, d2, nil)
 	d2.AllowedCIDRs = []string{"192.0.2.0/24"}
 	out3 := s2.Reconcile(ctx, d2, out2.Status)
-	g.Expect(out3.State).To(Equal(StateReady))
+	g.Expect(out3.State).To(Equal(zones.StateReady))
 	g.Expect(w2.events()).To(ContainSubstring("does not support allowed CIDRs"))
 	w2.cloud.ResetCalls()
-	g.Expect(s2.Reconcile(ctx, d2, out3.Status).State).To(Equal(StateReady))
+	g.Expect(s2.Reconcile(ctx, d2, out3.Status).State).To(Equal(zones.StateReady))
 	g.Expect(w2.cloud.Calls()).NotTo(HaveKey("UpdateListener"))
 }
 
@@ -446,7 +448,7 @@ func TestDuplicateNamesAreReportedNotGuessed(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 	out := s.Reconcile(ctx, d, nil)
-	g.Expect(out.State).To(Equal(StateInvalid))
+	g.Expect(out.State).To(Equal(zones.StateInvalid))
 	g.Expect(out.Reason).To(Equal(infrav1.DuplicateResourcesReason), "the same policy as for every kind the provider names")
 	g.Expect(out.Message).To(ContainSubstring("2 load balancers named " + d.Name))
 }
@@ -457,9 +459,9 @@ func TestDeleteWaitsForPendingLoadBalancersAndFindsThemByTag(t *testing.T) {
 	s := w.service()
 	converge(t, s, w.desired("az1"), nil)
 	pending := s.Reconcile(ctx, w.desired("az2"), nil) // PENDING_CREATE, with a status nobody kept
-	g.Expect(pending.State).To(Equal(StateWaiting))
+	g.Expect(pending.State).To(Equal(zones.StateWaiting))
 
-	r := &Removal{Namespace: "ns", Cluster: "c", AllTagged: true, ExternalNetworkID: w.ext}
+	r := &zones.Removal{Namespace: "ns", Cluster: "c", AllTagged: true, ExternalNetworkID: w.ext}
 	var done bool
 	for i := 0; i < 10 && !done; i++ {
 		var err error
@@ -473,26 +475,26 @@ func TestDeleteWaitsForPendingLoadBalancersAndFindsThemByTag(t *testing.T) {
 
 func TestCanonicalCIDRs(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(CanonicalCIDRs([]string{"10.0.0.1/8", "10.0.0.0/8", "192.0.2.1", "2001:db8::1/32", "junk"}, []string{"10.1.2.3/8"})).
+	g.Expect(zones.CanonicalCIDRs([]string{"10.0.0.1/8", "10.0.0.0/8", "192.0.2.1", "2001:db8::1/32", "junk"}, []string{"10.1.2.3/8"})).
 		To(Equal([]string{"10.0.0.0/8", "192.0.2.1/32", "2001:db8::/32"}))
-	g.Expect(CanonicalCIDRs()).To(BeEmpty())
+	g.Expect(zones.CanonicalCIDRs()).To(BeEmpty())
 }
 
 func TestNames(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(Name("ns", "c", "")).To(Equal("k8s-clusterapi-cluster-ns-c-kubeapi"))
-	g.Expect(Name("ns", "c", "az1")).To(Equal("k8s-clusterapi-cluster-ns-c-az1-kubeapi"))
+	g.Expect(zones.Name("ns", "c", "")).To(Equal("k8s-clusterapi-cluster-ns-c-kubeapi"))
+	g.Expect(zones.Name("ns", "c", "az1")).To(Equal("k8s-clusterapi-cluster-ns-c-az1-kubeapi"))
 	for _, az := range []string{"az-1", ""} {
-		got, ok := zoneOfName(Name("ns", "c", az), "ns", "c")
+		got, ok := zones.ZoneOfName(zones.Name("ns", "c", az), "ns", "c")
 		g.Expect(ok).To(BeTrue())
 		g.Expect(got).To(Equal(az))
 	}
-	for _, other := range []string{"other", Name("ns", "c2", ""), Name("ns", "c", "") + "-x", namePrefix + "ns-c-" + nameSuffix} {
-		_, ok := zoneOfName(other, "ns", "c")
+	for _, other := range []string{"other", zones.Name("ns", "c2", ""), zones.Name("ns", "c", "") + "-x", "k8s-clusterapi-cluster-ns-c--kubeapi"} {
+		_, ok := zones.ZoneOfName(other, "ns", "c")
 		g.Expect(ok).To(BeFalse(), other)
 	}
-	g.Expect(ownsFloatingIP(FloatingIPDescription("ns", "c", "az1"), "ns", "c")).To(BeTrue())
-	g.Expect(ownsFloatingIP(FloatingIPDescription("ns", "c2", "az1"), "ns", "c")).To(BeFalse())
+	g.Expect(zones.OwnsFloatingIP(zones.FloatingIPDescription("ns", "c", "az1"), "ns", "c")).To(BeTrue())
+	g.Expect(zones.OwnsFloatingIP(zones.FloatingIPDescription("ns", "c2", "az1"), "ns", "c")).To(BeFalse())
 }
 
 // On an Octavia that leaves the children of a fully populated load balancer pending (11.0.0),

@@ -28,6 +28,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
@@ -45,15 +47,15 @@ func TestSteadyStateIsThreeReadCalls(t *testing.T) {
 	w.cloud.ResetCalls()
 	out := s.Reconcile(ctx, d, ready.Status)
 	g.Expect(w.cloud.Calls()).To(Equal(map[string]int{"GetLoadBalancerStatuses": 1, "ListListeners": 1, "ListFloatingIPs": 1}))
-	g.Expect(out.State).To(Equal(StateReady))
+	g.Expect(out.State).To(Equal(zones.StateReady))
 	g.Expect(out.Status).To(Equal(ready.Status), "the entry recorded before")
 	// With what the status tree says of the load balancer's health.
 	g.Expect(out.Status.ProvisioningStatus).To(Equal("ACTIVE"))
 	g.Expect(out.Status.OperatingStatus).To(Equal("ONLINE"))
 	g.Expect(out.Status.Healthy).To(HaveValue(BeTrue()))
 	g.Expect(out.Status.Pools).To(HaveExactElements(
-		And(HaveField("Name", ChildName(d.Name, 6443)), HaveField("Port", 6443)),
-		And(HaveField("Name", ChildName(d.Name, 8132)), HaveField("Port", 8132))))
+		And(HaveField("Name", zones.ChildName(d.Name, 6443)), HaveField("Port", 6443)),
+		And(HaveField("Name", zones.ChildName(d.Name, 8132)), HaveField("Port", 8132))))
 	g.Expect(w.events()).To(BeEmpty(), "nothing changed, nothing to tell")
 }
 
@@ -65,12 +67,12 @@ func TestCreateIsOneFullyPopulatedLoadBalancerWithTheZoneHint(t *testing.T) {
 	for _, az := range []string{"az1", "az2"} {
 		d := w.desired(az)
 		d.Provider = "amphora"
-		d.FormerNames = []string{Name("ns", "c", "")}
+		d.FormerNames = []string{zones.Name("ns", "c", "")}
 		out := s.Reconcile(ctx, d, nil)
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(out.Reason).To(Equal(infrav1.WaitingForLoadBalancerReason))
 		g.Expect(out.Message).To(ContainSubstring("PENDING_CREATE"))
-		g.Expect(out.RequeueAfter).To(Equal(ChangeRequeue))
+		g.Expect(out.RequeueAfter).To(Equal(requeue.Change))
 
 		lbs, err := w.cloud.LoadBalancer().ListLoadBalancers(ctx, loadbalancers.ListOpts{Name: d.Name})
 		g.Expect(err).NotTo(HaveOccurred())
@@ -84,13 +86,13 @@ func TestCreateIsOneFullyPopulatedLoadBalancerWithTheZoneHint(t *testing.T) {
 		g.Expect(lb.AvailabilityZone).To(Equal(az))
 		g.Expect(lb.VipSubnetID).To(Equal(w.subnets[az].ID))
 		g.Expect(lb.Provider).To(Equal("amphora"))
-		g.Expect(lb.Tags).To(ConsistOf(OwnerTag("ns", "c"), testOwner.Tag()), "the cluster's mark, in the create call")
+		g.Expect(lb.Tags).To(ConsistOf(zones.OwnerTag("ns", "c"), testOwner.Tag()), "the cluster's mark, in the create call")
 		ls, err := w.cloud.LoadBalancer().ListListeners(ctx, listeners.ListOpts{LoadbalancerID: lb.ID})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(ls).To(HaveLen(2))
 		for i, port := range []int{6443, 8132} {
 			l := ls[i]
-			name := ChildName(d.Name, port)
+			name := zones.ChildName(d.Name, port)
 			g.Expect(l.Name).To(Equal(name))
 			g.Expect(l.ProtocolPort).To(Equal(port))
 			g.Expect(l.Protocol).To(Equal(string(listeners.ProtocolTCP)))
@@ -134,7 +136,7 @@ func TestCreateOmitsAZoneHintOctaviaCannotHonour(t *testing.T) {
 			d := w.desired("az1")
 			d.Provider = tc.provider
 			out := w.service().Reconcile(ctx, d, nil)
-			g.Expect(out.State).To(Equal(StateWaiting))
+			g.Expect(out.State).To(Equal(zones.StateWaiting))
 			lbs := w.loadBalancers()
 			g.Expect(lbs).To(HaveLen(1))
 			g.Expect(lbs[0].AvailabilityZone).To(BeEmpty())
@@ -151,7 +153,7 @@ func TestCreateOmitsAZoneHintOctaviaCannotHonour(t *testing.T) {
 		w.cloud.InjectFault(fakeopenstack.Fault{Operation: "ListAvailabilityZoneCapabilities", Nth: 1, Status: http.StatusForbidden})
 		d := w.desired("az1")
 		d.Provider = "amphora"
-		g.Expect(w.service().Reconcile(ctx, d, nil).State).To(Equal(StateWaiting))
+		g.Expect(w.service().Reconcile(ctx, d, nil).State).To(Equal(zones.StateWaiting))
 		lbs := w.loadBalancers()
 		g.Expect(lbs).To(HaveLen(1))
 		g.Expect(lbs[0].AvailabilityZone).To(Equal("az1"))
@@ -164,7 +166,7 @@ func TestCreateRefusals(t *testing.T) {
 		w := newWorld(t, "az1")
 		w.cloud.InjectFault(fakeopenstack.Fault{Operation: "ListLoadBalancerAvailabilityZones", Nth: 1, Timeout: true})
 		out := w.service().Reconcile(ctx, w.desired("az1"), nil)
-		g.Expect(out.State).To(Equal(StateError))
+		g.Expect(out.State).To(Equal(zones.StateError))
 		g.Expect(out.Reason).To(Equal(infrav1.OpenStackErrorReason))
 		g.Expect(out.Message).To(HavePrefix("listing Octavia availability zones: "))
 		g.Expect(out.Message).To(ContainSubstring("context deadline exceeded"))
@@ -177,7 +179,7 @@ func TestCreateRefusals(t *testing.T) {
 		w.cloud.InjectFault(fakeopenstack.Fault{Operation: "CreateLoadBalancer", Nth: 1, Status: http.StatusBadRequest})
 		d := w.desired("az1")
 		out := w.service().Reconcile(ctx, d, nil)
-		g.Expect(out.State).To(Equal(StateInvalid))
+		g.Expect(out.State).To(Equal(zones.StateInvalid))
 		g.Expect(out.Reason).To(Equal(infrav1.LoadBalancerConfigurationErrorReason))
 		g.Expect(out.Message).To(ContainSubstring("Octavia refused load balancer " + d.Name))
 		g.Expect(w.loadBalancers()).To(BeEmpty())
@@ -189,7 +191,7 @@ func TestCreateRefusals(t *testing.T) {
 		d := w.desired("az1")
 		d.Flavor = "gold"
 		out := w.service().Reconcile(ctx, d, nil)
-		g.Expect(out.State).To(Equal(StateInvalid))
+		g.Expect(out.State).To(Equal(zones.StateInvalid))
 		g.Expect(out.Reason).To(Equal(infrav1.LoadBalancerConfigurationErrorReason))
 		g.Expect(out.Message).To(Equal(`spec.apiServerLoadBalancer.flavor: Octavia has no enabled flavor "gold"`))
 		g.Expect(w.loadBalancers()).To(BeEmpty())
@@ -205,7 +207,7 @@ func TestALostStatusIsFoundAgainByName(t *testing.T) {
 	w.events()
 
 	out := s.Reconcile(ctx, d, nil)
-	g.Expect(out.State).To(Equal(StateReady), "found by its name and ready in one reconcile")
+	g.Expect(out.State).To(Equal(zones.StateReady), "found by its name and ready in one reconcile")
 	g.Expect(out.Status.ID).To(Equal(first.Status.ID))
 	g.Expect(out.Status.IP).To(Equal(first.Status.IP))
 	g.Expect(out.Status.InternalIP).To(Equal(first.Status.InternalIP))
@@ -225,16 +227,16 @@ func TestAnUnansweredCreateIsNotSentAgainWhileItsLoadBalancerMayAppear(t *testin
 	d := w.desired("az1")
 	w.cloud.InjectFault(fakeopenstack.Fault{Operation: "CreateLoadBalancer", Nth: 1, LoseResponse: true, Uncommitted: 3})
 	out := s.Reconcile(ctx, d, nil)
-	g.Expect(out.State).To(Equal(StateError))
+	g.Expect(out.State).To(Equal(zones.StateError))
 	for range 3 {
 		out = s.Reconcile(ctx, d, nil)
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(out.Message).To(ContainSubstring("the create of load balancer " + d.Name + " sent at "))
 		g.Expect(out.Message).To(ContainSubstring("got no answer; looking for it until"))
-		g.Expect(out.RequeueAfter).To(Equal(unansweredLook))
+		g.Expect(out.RequeueAfter).To(Equal(requeue.UnansweredLook))
 	}
 	ready, _ := converge(t, s, d, nil)
-	g.Expect(ready.State).To(Equal(StateReady))
+	g.Expect(ready.State).To(Equal(zones.StateReady))
 	g.Expect(w.cloud.Calls()["CreateLoadBalancer"]).To(Equal(1), "never sent twice")
 	g.Expect(w.loadBalancers()).To(HaveLen(1))
 	_, awaited := w.memory.awaitsUnanswered("fake", d.Name, time.Now())
@@ -244,9 +246,9 @@ func TestAnUnansweredCreateIsNotSentAgainWhileItsLoadBalancerMayAppear(t *testin
 	other := w.desired("az1")
 	other.Name = "other"
 	w.cloud.InjectFault(fakeopenstack.Fault{Operation: "CreateLoadBalancer", Nth: 1, Timeout: true})
-	g.Expect(s.Reconcile(ctx, other, nil).State).To(Equal(StateError))
+	g.Expect(s.Reconcile(ctx, other, nil).State).To(Equal(zones.StateError))
 	w.memory.createUnanswered("fake", other.Name, time.Now().Add(-UnansweredCreateWait))
-	g.Expect(s.Reconcile(ctx, other, nil).State).To(Equal(StateWaiting))
+	g.Expect(s.Reconcile(ctx, other, nil).State).To(Equal(zones.StateWaiting))
 	g.Expect(w.cloud.Calls()["CreateLoadBalancer"]).To(Equal(3))
 }
 
@@ -261,7 +263,7 @@ func TestTwoLoadBalancersWithOneNameAreRefused(t *testing.T) {
 		ids = append(ids, lb.ID)
 	}
 	out := w.service().Reconcile(ctx, d, nil)
-	g.Expect(out.State).To(Equal(StateInvalid))
+	g.Expect(out.State).To(Equal(zones.StateInvalid))
 	g.Expect(out.Message).To(Equal("2 load balancers named " + d.Name + " (" + strings.Join(ids, ", ") + ") are all this object's: delete all but one"))
 	g.Expect(w.loadBalancers()).To(HaveLen(2), "neither is guessed at, nor a third created")
 }
@@ -276,9 +278,9 @@ func TestPendingIsWaitedForWithoutBlocking(t *testing.T) {
 
 	w.cloud.SetLoadBalancerStatus(id, "PENDING_UPDATE")
 	out := s.Reconcile(ctx, d, ready.Status)
-	g.Expect(out.State).To(Equal(StateWaiting))
+	g.Expect(out.State).To(Equal(zones.StateWaiting))
 	g.Expect(out.Message).To(Equal("load balancer " + d.Name + " is PENDING_UPDATE"))
-	g.Expect(out.RequeueAfter).To(Equal(ChangeRequeue), "a fresh change is looked at again soon")
+	g.Expect(out.RequeueAfter).To(Equal(requeue.Change), "a fresh change is looked at again soon")
 
 	// A load balancer pending for long (an amphora booting) is looked at less often.
 	w.memory.pendingSince[id] = time.Now().Add(-time.Minute)
@@ -295,8 +297,8 @@ func TestPendingIsWaitedForWithoutBlocking(t *testing.T) {
 func TestPendingInterval(t *testing.T) {
 	g := NewWithT(t)
 	for _, tc := range []struct{ pending, want time.Duration }{
-		{0, ChangeRequeue}, {1999 * time.Millisecond, ChangeRequeue},
-		{2 * time.Second, PendingRequeue}, {9 * time.Second, PendingRequeue},
+		{0, requeue.Change}, {1999 * time.Millisecond, requeue.Change},
+		{2 * time.Second, requeue.Pending}, {9 * time.Second, requeue.Pending},
 		{10 * time.Second, time.Second}, {29 * time.Second, time.Second},
 		{30 * time.Second, 5 * time.Second}, {2 * time.Minute, 15 * time.Second},
 	} {
@@ -316,13 +318,13 @@ func TestErrorRecoveryDeletesAndCreatesAgain(t *testing.T) {
 
 	for i := 1; i < ErrorObservations; i++ {
 		out := s.Reconcile(ctx, d, first.Status)
-		g.Expect(out.State).To(Equal(StateError))
+		g.Expect(out.State).To(Equal(zones.StateError))
 		g.Expect(out.Reason).To(Equal(infrav1.LoadBalancerErrorReason))
 		g.Expect(out.ProvisioningStatus).To(Equal("ERROR"))
 	}
 	g.Expect(w.loadBalancers()).To(HaveLen(1), "not deleted before the last observation")
 	out := s.Reconcile(ctx, d, first.Status)
-	g.Expect(out.State).To(Equal(StateWaiting))
+	g.Expect(out.State).To(Equal(zones.StateWaiting))
 	g.Expect(out.Reason).To(Equal(infrav1.LoadBalancerErrorReason))
 	ev := w.events()
 	g.Expect(strings.Count(ev, "Warning LoadBalancerError")).To(Equal(ErrorObservations - 1))
@@ -331,7 +333,7 @@ func TestErrorRecoveryDeletesAndCreatesAgain(t *testing.T) {
 	// Deleted with its children: the next reconcile finds nothing under the recorded ID or the
 	// name, and creates.
 	again := s.Reconcile(ctx, d, out.Status)
-	g.Expect(again.State).To(Equal(StateWaiting))
+	g.Expect(again.State).To(Equal(zones.StateWaiting))
 	g.Expect(again.Status.ID).NotTo(Equal(first.Status.ID))
 	for _, r := range w.cloud.Inventory() {
 		g.Expect(r.ID).NotTo(Equal(first.Status.ID))

@@ -27,63 +27,23 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 
-	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
-
-// Removal says which load balancers to delete and which floating IP to keep.
-type Removal struct {
-	Namespace, Cluster string
-	// Names are the load balancer names to delete; load balancers carrying the cluster's
-	// OwnerTag are deleted too when AllTagged is set (cluster deletion).
-	Names     []string
-	IDs       []string
-	AllTagged bool
-	// KeepAddresses are the user's floating IPs (apiServerFloatingIP, the zones' floatingIP),
-	// never released.
-	KeepAddresses []string
-	// ExternalNetworkID, when set, is where the controller's floating IPs are looked for once the
-	// load balancers are gone; when empty, they are looked for among all the project's.
-	ExternalNetworkID string
-}
-
-// VIPsOffClusterNetwork says whether every API server load balancer the status records has its
-// VIP on a network other than the cluster network, so that the network may be deleted while
-// Octavia deletes them. When in doubt it says no.
-func VIPsOffClusterNetwork(osc *infrav1.OpenStackCluster) bool {
-	if osc.Status.Network == nil || len(osc.Status.APIServerLoadBalancers) == 0 || osc.Spec.APIServerFloatingIP != nil {
-		return false
-	}
-	clusterSubnet := func(id string) bool {
-		return slices.ContainsFunc(osc.Status.Network.Subnets, func(s infrav1.Subnet) bool { return s.ID == id })
-	}
-	for _, e := range osc.Status.AllAPIServerLoadBalancers() {
-		n := e.LoadBalancerNetwork
-		if n == nil || n.ID == "" || n.ID == osc.Status.Network.ID || len(n.Subnets) == 0 {
-			return false
-		}
-		// A load balancer adopted during a migration keeps its VIP where it was, which the
-		// status records as its subnet.
-		if slices.ContainsFunc(n.Subnets, func(s infrav1.Subnet) bool { return clusterSubnet(s.ID) }) {
-			return false
-		}
-	}
-	return true
-}
 
 // Delete deletes the load balancers r names (with their listeners, pools, monitors and
 // members, by cascade) and the floating IPs the controller allocated for them. It never waits:
 // it reports done only once Octavia no longer lists any of them, and the caller comes back while
 // they are PENDING_*. A load balancer is found by name and tag, not only by the status, so that a
 // lost status leaves nothing behind.
-func (s *Service) Delete(ctx context.Context, r *Removal) (done bool, err error) {
+func (s *Service) Delete(ctx context.Context, r *zones.Removal) (done bool, err error) {
 	all, err := s.lb.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
 	if err != nil {
 		return false, fmt.Errorf("listing load balancers: %w", err)
 	}
-	owner := OwnerTag(r.Namespace, r.Cluster)
+	owner := zones.OwnerTag(r.Namespace, r.Cluster)
 	// The load balancers are removed at once: Octavia gets every delete without waiting for
 	// Neutron to release the floating IP of the one before.
 	var wg sync.WaitGroup
@@ -123,14 +83,14 @@ func (s *Service) Delete(ctx context.Context, r *Removal) (done bool, err error)
 
 // remove deletes one load balancer and releases the controller's floating IP on its VIP. The
 // delete goes first, so that Octavia works on it while Neutron releases the address.
-func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r *Removal) error {
+func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r *zones.Removal) error {
 	if strings.HasPrefix(lb.ProvisioningStatus, "PENDING_") {
 		return nil
 	}
 	err := s.lb.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
 	switch {
 	case err == nil:
-		s.report.Changed("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: r.zoneOf(lb.Name)}, "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
+		s.report.Changed("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: r.ZoneOf(lb.Name)}, "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
 		s.memory.forgetError(lb.ID)
 		s.memory.forgetPending(lb.ID)
 		s.memory.allocationOf(lb.ID, true)
@@ -147,13 +107,13 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 		return fmt.Errorf("listing the floating IPs of load balancer %s: %w", lb.Name, err)
 	}
 	for _, fip := range fips {
-		if slices.Contains(r.KeepAddresses, fip.FloatingIP) || !ownsFloatingIP(fip.Description, r.Namespace, r.Cluster) {
+		if slices.Contains(r.KeepAddresses, fip.FloatingIP) || !zones.OwnsFloatingIP(fip.Description, r.Namespace, r.Cluster) {
 			continue // the user's, or anyone's but the controller's: kept
 		}
 		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("releasing floating IP %s of load balancer %s: %w", fip.FloatingIP, lb.Name, err)
 		}
-		s.report.Changed("ReleasedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: r.zoneOf(lb.Name)}, "Released floating IP %s of load balancer %s", fip.FloatingIP, lb.Name)
+		s.report.Changed("ReleasedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: r.ZoneOf(lb.Name)}, "Released floating IP %s of load balancer %s", fip.FloatingIP, lb.Name)
 	}
 	return nil
 }
@@ -161,7 +121,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 // releaseFloatingIPs releases the floating IPs the controller allocated for the cluster's load
 // balancers that are still allocated once the load balancers are gone (a load balancer deleted
 // by someone else leaves its floating IP unassociated).
-func (s *Service) releaseFloatingIPs(ctx context.Context, r *Removal) error {
+func (s *Service) releaseFloatingIPs(ctx context.Context, r *zones.Removal) error {
 	// Without the external network (a status lost before the deletion), every floating IP of the
 	// project is looked at: the description tells the controller's.
 	fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingNetworkID: r.ExternalNetworkID})
@@ -183,20 +143,14 @@ func (s *Service) releaseFloatingIPs(ctx context.Context, r *Removal) error {
 // releasable says whether a floating IP with this description belongs to one of the load
 // balancers being removed: any of the cluster's on cluster deletion, else only those of the named
 // availability zones.
-func (s *Service) releasable(description string, r *Removal) bool {
+func (s *Service) releasable(description string, r *zones.Removal) bool {
 	if r.AllTagged {
-		return ownsFloatingIP(description, r.Namespace, r.Cluster)
+		return zones.OwnsFloatingIP(description, r.Namespace, r.Cluster)
 	}
 	for _, name := range r.Names {
-		if az, ok := zoneOfName(name, r.Namespace, r.Cluster); ok && description == FloatingIPDescription(r.Namespace, r.Cluster, az) {
+		if az, ok := zones.ZoneOfName(name, r.Namespace, r.Cluster); ok && description == zones.FloatingIPDescription(r.Namespace, r.Cluster, az) {
 			return true
 		}
 	}
 	return false
-}
-
-// zoneOf is the availability zone a load balancer of the removal serves, "" when none.
-func (r *Removal) zoneOf(name string) string {
-	az, _ := zoneOfName(name, r.Namespace, r.Cluster)
-	return az
 }

@@ -32,6 +32,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
@@ -58,7 +59,7 @@ func TestRemovalOfAvailabilityZones(t *testing.T) {
 	// az2 has the user's address: one the controller once allocated for it, so it carries az2's
 	// mark.
 	_, err := w.cloud.Network().CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: w.ext, FloatingIP: "172.24.4.99",
-		Description: FloatingIPDescription("ns", "c", "az2")})
+		Description: zones.FloatingIPDescription("ns", "c", "az2")})
 	g.Expect(err).NotTo(HaveOccurred())
 	status := map[string]*infrav1.LoadBalancer{}
 	for _, az := range []string{"az1", "az2", "az3"} {
@@ -72,11 +73,11 @@ func TestRemovalOfAvailabilityZones(t *testing.T) {
 	_, err = w.cloud.LoadBalancer().CreateLoadBalancer(ctx, loadbalancers.CreateOpts{Name: "somebody-elses", VipSubnetID: w.subnets["az1"].ID})
 	g.Expect(err).NotTo(HaveOccurred())
 	// A floating IP of az3 left unassociated: an allocation whose result was lost.
-	leftover, err := w.cloud.Network().CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: w.ext, Description: FloatingIPDescription("ns", "c", "az3")})
+	leftover, err := w.cloud.Network().CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: w.ext, Description: zones.FloatingIPDescription("ns", "c", "az3")})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(w.loadBalancers()).To(HaveLen(4))
 	w.events()
-	r := &Removal{Namespace: "ns", Cluster: "c", Names: []string{status["az2"].Name, status["az3"].Name}, IDs: []string{status["az2"].ID, status["az3"].ID},
+	r := &zones.Removal{Namespace: "ns", Cluster: "c", Names: []string{status["az2"].Name, status["az3"].Name}, IDs: []string{status["az2"].ID, status["az3"].ID},
 		KeepAddresses: []string{"172.24.4.99"}, ExternalNetworkID: w.ext}
 
 	// Only the removed zones' load balancers and floating IP go; the user's address stays.
@@ -115,17 +116,17 @@ func TestClusterDeletionFindsEverythingTagged(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		return lb.ID
 	}
-	create(Name("ns", "c", ""))
-	renamed := create("whatever", OwnerTag("ns", "c"), testOwner.Tag())
+	create(zones.Name("ns", "c", ""))
+	renamed := create("whatever", zones.OwnerTag("ns", "c"), testOwner.Tag())
 	// The legacy tag alone collides between clusters (ns/c-x and ns-c/x): without the mark or
 	// the cluster's name, a load balancer is nobody's here.
-	create("someone-elses", OwnerTag("ns", "c"))
-	create(Name("ns", "d", "az1"), OwnerTag("ns", "d"))
+	create("someone-elses", zones.OwnerTag("ns", "c"))
+	create(zones.Name("ns", "d", "az1"), zones.OwnerTag("ns", "d"))
 	// A status (anyone who may write it) can name any load balancer: a hint, never proof.
 	humans := create("humans")
 	g.Expect(w.loadBalancers()).To(HaveLen(5))
 	w.cloud.SetLoadBalancerStatus(renamed, "ERROR")
-	r := &Removal{Namespace: "ns", Cluster: "c", Names: []string{Name("ns", "c", "")}, IDs: []string{humans}, AllTagged: true}
+	r := &zones.Removal{Namespace: "ns", Cluster: "c", Names: []string{zones.Name("ns", "c", "")}, IDs: []string{humans}, AllTagged: true}
 
 	busy := w.cloud.InjectFault(fakeopenstack.Fault{Operation: "DeleteLoadBalancer", Probability: 1, Status: http.StatusConflict})
 	done, err := s.Delete(ctx, r)
@@ -139,7 +140,7 @@ func TestClusterDeletionFindsEverythingTagged(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 	g.Expect(done).To(BeTrue())
-	g.Expect(w.loadBalancerNames()).To(ConsistOf(Name("ns", "d", "az1"), "someone-elses", "humans"))
+	g.Expect(w.loadBalancerNames()).To(ConsistOf(zones.Name("ns", "d", "az1"), "someone-elses", "humans"))
 }
 
 // slowNeutron lists the floating IPs only once ready says so, or answers an error after 5s.
@@ -171,7 +172,7 @@ func TestClusterDeletionDeletesEveryLoadBalancerAtOnce(t *testing.T) {
 	s := NewService(w.cloud.LoadBalancer(), neutron, report.NewRecorder(w.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), w.memory, "fake", testOwner, testOwner.Name)
 
 	w.cloud.ResetCalls()
-	done, err := s.Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", AllTagged: true, ExternalNetworkID: w.ext})
+	done, err := s.Delete(ctx, &zones.Removal{Namespace: "ns", Cluster: "c", AllTagged: true, ExternalNetworkID: w.ext})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeFalse(), "Octavia is deleting them")
 	g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{"DeleteLoadBalancer": 2, "DeleteFloatingIP": 2}))
@@ -185,17 +186,17 @@ func TestRemovalWaitsForAFloatingIPBeingAllocated(t *testing.T) {
 	g := NewWithT(t)
 	w := newWorld(t, "az1")
 	s := w.service()
-	r := &Removal{Namespace: "ns", Cluster: "c", AllTagged: true, ExternalNetworkID: w.ext}
+	r := &zones.Removal{Namespace: "ns", Cluster: "c", AllTagged: true, ExternalNetworkID: w.ext}
 	// A floating IP of the cluster's az1 load balancer is still being allocated in the
 	// background when the load balancer is already gone: releasing now would miss it.
-	g.Expect(w.memory.startAllocation("az1-id", FloatingIPDescription("ns", "c", "az1"))).To(BeTrue())
-	g.Expect(w.memory.startAllocation("other-id", FloatingIPDescription("ns", "d", "az1"))).To(BeTrue())
+	g.Expect(w.memory.startAllocation("az1-id", zones.FloatingIPDescription("ns", "c", "az1"))).To(BeTrue())
+	g.Expect(w.memory.startAllocation("other-id", zones.FloatingIPDescription("ns", "d", "az1"))).To(BeTrue())
 	done, err := s.Delete(ctx, r)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeFalse())
 
 	// Neutron allocates it.
-	fip, err := w.cloud.Network().CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: w.ext, Description: FloatingIPDescription("ns", "c", "az1")})
+	fip, err := w.cloud.Network().CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: w.ext, Description: zones.FloatingIPDescription("ns", "c", "az1")})
 	g.Expect(err).NotTo(HaveOccurred())
 	w.memory.finishAllocation("az1-id", fip)
 	done, err = s.Delete(ctx, r)

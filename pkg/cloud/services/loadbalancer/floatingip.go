@@ -27,12 +27,13 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // reconcileFloatingIP makes sure the load balancer's VIP has its floating IP: the user's address,
 // or one the controller allocated and marked with its description. In the steady state this is
 // one list call. It reports whether it changed something or failed.
-func (s *Service) reconcileFloatingIP(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) (Outcome, bool) {
+func (s *Service) reconcileFloatingIP(ctx context.Context, d *zones.Desired, f *found, status *infrav1.LoadBalancer) (zones.Outcome, bool) {
 	if a := s.memory.allocationOf(f.id, true); a != nil {
 		if !a.done {
 			return waiting(fmt.Sprintf("allocating a floating IP for load balancer %s", f.name)), true
@@ -48,7 +49,7 @@ func (s *Service) reconcileFloatingIP(ctx context.Context, d *Desired, f *found,
 // floatingIP is reconcileFloatingIP without the background allocation's result; with
 // background, a floating IP to allocate is allocated without waiting for Neutron (see
 // earlyFloatingIP).
-func (s *Service) floatingIP(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer, background bool) (Outcome, bool) {
+func (s *Service) floatingIP(ctx context.Context, d *zones.Desired, f *found, status *infrav1.LoadBalancer, background bool) (zones.Outcome, bool) {
 	want := d.FloatingIP
 	opts := floatingips.ListOpts{Description: want.Description, FloatingNetworkID: want.ExternalNetworkID}
 	if want.Address != "" {
@@ -67,7 +68,7 @@ func (s *Service) floatingIP(ctx context.Context, d *Desired, f *found, status *
 	}
 	if free != nil && free.PortID != "" && free.FixedIP == status.InternalIP && status.InternalIP != "" {
 		status.IP = free.FloatingIP
-		return Outcome{}, false
+		return zones.Outcome{}, false
 	}
 	if free != nil && free.PortID != "" {
 		// Associated with something else: taking it would cut that off. Checked at create, and
@@ -85,7 +86,7 @@ func (s *Service) floatingIP(ctx context.Context, d *Desired, f *found, status *
 		}
 		s.report.Changed("AssociatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: free.FloatingIP, ID: free.ID, Zone: d.AvailabilityZone}, "Associated floating IP %s with load balancer %s", free.FloatingIP, f.name)
 		status.IP = free.FloatingIP
-		return Outcome{}, false
+		return zones.Outcome{}, false
 	}
 
 	if want.Address == "" {
@@ -103,7 +104,7 @@ func (s *Service) floatingIP(ctx context.Context, d *Desired, f *found, status *
 			}
 			s.report.Changed("AdoptedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: d.AvailabilityZone}, "Adopted floating IP %s already on load balancer %s", fip.FloatingIP, f.name)
 			status.IP = fip.FloatingIP
-			return Outcome{}, false
+			return zones.Outcome{}, false
 		}
 	}
 
@@ -113,7 +114,7 @@ func (s *Service) floatingIP(ctx context.Context, d *Desired, f *found, status *
 	}
 	if background {
 		s.allocate(ctx, f.id, create)
-		return Outcome{}, false
+		return zones.Outcome{}, false
 	}
 	fip, err := s.net.CreateFloatingIP(ctx, create)
 	if err != nil {
@@ -121,10 +122,10 @@ func (s *Service) floatingIP(ctx context.Context, d *Desired, f *found, status *
 	}
 	s.createdFloatingIP(d, f, fip)
 	status.IP = fip.FloatingIP
-	return Outcome{}, false
+	return zones.Outcome{}, false
 }
 
-func (s *Service) createdFloatingIP(d *Desired, f *found, fip *floatingips.FloatingIP) {
+func (s *Service) createdFloatingIP(d *zones.Desired, f *found, fip *floatingips.FloatingIP) {
 	s.report.Changed("CreatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: d.AvailabilityZone}, "Allocated floating IP %s for load balancer %s", fip.FloatingIP, f.name)
 }
 
@@ -151,13 +152,13 @@ func (s *Service) allocate(ctx context.Context, id string, create floatingips.Cr
 	})
 }
 
-func (s *Service) floatingIPFailed(d *Desired, err error, what string) (Outcome, bool) {
+func (s *Service) floatingIPFailed(d *zones.Desired, err error, what string) (zones.Outcome, bool) {
 	if clients.IsNotFound(err) {
 		// Neutron answers 404 when the external network cannot reach the VIP's subnet.
 		return failed(&report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf("%s for %s: %v; the load balancer network needs a router to the external network, "+
-			"or set spec.disableAPIServerFloatingIP", what, zoneWords(d.AvailabilityZone), err)}), true
+			"or set spec.disableAPIServerFloatingIP", what, zones.ZoneWords(d.AvailabilityZone), err)}), true
 	}
-	return failed(fmt.Errorf("%s for %s: %w", what, zoneWords(d.AvailabilityZone), err)), true
+	return failed(fmt.Errorf("%s for %s: %w", what, zones.ZoneWords(d.AvailabilityZone), err)), true
 }
 
 // vipPort returns the ID of the load balancer's VIP port, reading the load balancer when only its
@@ -177,7 +178,7 @@ func (s *Service) vipPort(ctx context.Context, f *found) (string, error) {
 // gave it that is associated with a port already: it serves something else (another cluster,
 // another load balancer), and taking it would cut that off. An address not allocated yet is
 // allocated later, with that address.
-func (s *Service) checkUserFloatingIP(ctx context.Context, d *Desired) error {
+func (s *Service) checkUserFloatingIP(ctx context.Context, d *zones.Desired) error {
 	if d.FloatingIP == nil || d.FloatingIP.Address == "" {
 		return nil
 	}
@@ -195,9 +196,9 @@ func (s *Service) checkUserFloatingIP(ctx context.Context, d *Desired) error {
 
 // inUse is the error for a floating IP d would take that is associated with another port: the
 // user's address (naming the field that gives it), or one with the controller's description.
-func inUse(d *Desired, fip *floatingips.FloatingIP) error {
+func inUse(d *zones.Desired, fip *floatingips.FloatingIP) error {
 	const what = "floating IP %s is associated with port %s (fixed IP %s), not with a load balancer of this cluster; disassociate it, or give %s another address"
-	args := []any{fip.FloatingIP, fip.PortID, fip.FixedIP, zoneWords(d.AvailabilityZone)}
+	args := []any{fip.FloatingIP, fip.PortID, fip.FixedIP, zones.ZoneWords(d.AvailabilityZone)}
 	if d.FloatingIP.Field != nil {
 		return report.Refuted(infrav1.LoadBalancerConfigurationErrorReason, d.FloatingIP.Field, what, args...)
 	}

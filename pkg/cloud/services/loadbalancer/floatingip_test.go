@@ -23,6 +23,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // onVIP asserts that the cloud holds exactly one floating IP, on the VIP of the load balancer st
@@ -87,7 +88,7 @@ func TestFloatingIPOfAnActiveLoadBalancer(t *testing.T) {
 		w.events()
 
 		out := w.service().Reconcile(ctx, d, ready.Status)
-		g.Expect(out.State).To(Equal(StateReady))
+		g.Expect(out.State).To(Equal(zones.StateReady))
 		g.Expect(out.Status.IP).To(Equal(before.FloatingIP), "existing clients keep their address")
 		fip := onVIP(t, g, w, out.Status)
 		g.Expect(fip.ID).To(Equal(before.ID))
@@ -110,15 +111,15 @@ func TestFloatingIPOfAnActiveLoadBalancer(t *testing.T) {
 		s := w.service()
 		d := w.desired("az1")
 		d.Subnet = w.unroutedSubnet()
-		var out Outcome
+		var out zones.Outcome
 		var k *infrav1.LoadBalancer
-		for i := 0; i < 10 && (i == 0 || out.State == StateWaiting); i++ {
+		for i := 0; i < 10 && (i == 0 || out.State == zones.StateWaiting); i++ {
 			out = s.Reconcile(ctx, d, k)
 			if out.Status != nil {
 				k = out.Status
 			}
 		}
-		g.Expect(out.State).To(Equal(StateInvalid))
+		g.Expect(out.State).To(Equal(zones.StateInvalid))
 		g.Expect(out.Reason).To(Equal(infrav1.LoadBalancerConfigurationErrorReason))
 		g.Expect(out.Message).To(ContainSubstring("needs a router to the external network"))
 		g.Expect(out.Message).To(ContainSubstring("availability zone az1"))
@@ -129,13 +130,13 @@ func TestFloatingIPOfAnActiveLoadBalancer(t *testing.T) {
 // A load balancer Octavia is still creating gets its floating IP meanwhile, allocated in the
 // background (Neutron takes its time too: the test runs that work when it chooses).
 func TestFloatingIPWhileOctaviaCreates(t *testing.T) {
-	creating := func(t *testing.T, w *world) (*Service, *Desired, *deferred, *infrav1.LoadBalancer) {
+	creating := func(t *testing.T, w *world) (*Service, *zones.Desired, *deferred, *infrav1.LoadBalancer) {
 		t.Helper()
 		q := w.deferBackground()
 		s := w.service()
 		d := w.desired("az1")
 		out := s.Reconcile(ctx, d, nil)
-		if out.State != StateWaiting || out.Status.IP != out.Status.InternalIP {
+		if out.State != zones.StateWaiting || out.Status.IP != out.Status.InternalIP {
 			t.Fatalf("not created without a floating IP: %+v", out)
 		}
 		w.events()
@@ -148,7 +149,7 @@ func TestFloatingIPWhileOctaviaCreates(t *testing.T) {
 		octavia.freeze()
 		s, d, q, k := creating(t, w)
 		out := s.Reconcile(ctx, d, k)
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(out.Message).To(ContainSubstring("PENDING_CREATE"))
 		g.Expect(out.Status.IP).To(Equal(k.InternalIP), "the reconcile does not wait for Neutron")
 		g.Expect(q.len()).To(Equal(1))
@@ -165,7 +166,7 @@ func TestFloatingIPWhileOctaviaCreates(t *testing.T) {
 		w.cloud.ResetCalls()
 		out = s.Reconcile(ctx, d, out.Status)
 		g.Expect(w.cloud.Calls()).To(Equal(map[string]int{"GetLoadBalancerStatuses": 1}))
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(out.Status.IP).To(Equal(fips[0].FloatingIP), "recorded, so the next pending reconcile costs one call")
 		g.Expect(w.events()).To(ContainSubstring("CreatedFloatingIP Allocated floating IP " + fips[0].FloatingIP))
 	})
@@ -198,18 +199,18 @@ func TestFloatingIPWhileOctaviaCreates(t *testing.T) {
 		k := s.Reconcile(ctx, d, nil).Status
 		w.events()
 		out := s.Reconcile(ctx, d, k)
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		q.run() // Neutron answers 404: no route to the VIP
 		w.cloud.ResetCalls()
 		out = s.Reconcile(ctx, d, out.Status)
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(out.Status.IP).To(Equal(k.InternalIP))
 		g.Expect(w.cloud.Calls()).NotTo(HaveKey("CreateFloatingIP"), "not tried again while Octavia creates")
 		g.Expect(w.events()).To(BeEmpty())
 
 		octavia.thaw()
 		out = s.Reconcile(ctx, d, out.Status)
-		g.Expect(out.State).To(Equal(StateInvalid))
+		g.Expect(out.State).To(Equal(zones.StateInvalid))
 		g.Expect(out.Message).To(ContainSubstring("needs a router to the external network"))
 		g.Expect(w.floatingIPs()).To(BeEmpty())
 	})
@@ -223,7 +224,7 @@ func TestFloatingIPWhileOctaviaCreates(t *testing.T) {
 		w.cloud.SetLoadBalancerStatus(ready.Status.ID, "PENDING_CREATE")
 		w.cloud.ResetCalls()
 		out := s.Reconcile(ctx, d, ready.Status)
-		g.Expect(out.State).To(Equal(StateWaiting))
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(w.cloud.Calls()).To(Equal(map[string]int{"GetLoadBalancerStatuses": 1}))
 	})
 }
@@ -243,7 +244,7 @@ func TestActiveLoadBalancerWaitsForItsFloatingIPBeingAllocated(t *testing.T) {
 	octavia.thaw()
 	w.cloud.ResetCalls()
 	out := s.Reconcile(ctx, d, pending.Status)
-	g.Expect(out.State).To(Equal(StateWaiting), "no second allocation while Neutron makes the first")
+	g.Expect(out.State).To(Equal(zones.StateWaiting), "no second allocation while Neutron makes the first")
 	g.Expect(out.Message).To(ContainSubstring("allocating a floating IP"))
 	g.Expect(w.cloud.Calls()).NotTo(HaveKey("CreateFloatingIP"))
 	g.Expect(w.floatingIPs()).To(BeEmpty())
@@ -252,7 +253,7 @@ func TestActiveLoadBalancerWaitsForItsFloatingIPBeingAllocated(t *testing.T) {
 	q.run()
 	w.events()
 	out = s.Reconcile(ctx, d, out.Status)
-	g.Expect(out.State).To(Equal(StateReady))
+	g.Expect(out.State).To(Equal(zones.StateReady))
 	fip := onVIP(t, g, w, out.Status)
 	g.Expect(w.events()).To(ContainSubstring("CreatedFloatingIP Allocated floating IP " + fip.FloatingIP))
 }

@@ -26,6 +26,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 func TestHealthRules(t *testing.T) {
@@ -60,7 +62,7 @@ func TestHealthRules(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			healthy, why := Healthy(&infrav1.LoadBalancer{Name: "lb", ProvisioningStatus: tc.provisioning, OperatingStatus: tc.operating, Pools: tc.pools}, 6443)
+			healthy, why := zones.Healthy(&infrav1.LoadBalancer{Name: "lb", ProvisioningStatus: tc.provisioning, OperatingStatus: tc.operating, Pools: tc.pools}, 6443)
 			g.Expect(healthy).To(Equal(tc.healthy))
 			g.Expect(why).To(Equal(tc.why))
 		})
@@ -77,7 +79,7 @@ func TestPublishedAddressesAreTheServingZonesAndNeverNone(t *testing.T) {
 		}
 		return lb
 	}
-	publish := func(lbs ...infrav1.LoadBalancer) ([]string, bool) { return PublishedAddresses(lbs, 6443) }
+	publish := func(lbs ...infrav1.LoadBalancer) ([]string, bool) { return zones.PublishedAddresses(lbs, 6443) }
 
 	got, none := publish(zone("172.24.4.11", true, "ONLINE"), zone("172.24.4.10", true, "ONLINE"))
 	g.Expect(got).To(Equal([]string{"172.24.4.10", "172.24.4.11"}))
@@ -107,12 +109,12 @@ func TestPublishedAddressesAreTheServingZonesAndNeverNone(t *testing.T) {
 }
 
 // healthyZone is one zone of a cluster that publishes DNS, converged and healthy.
-func healthyZone(t *testing.T, g *WithT) (*world, *Service, *Desired, Outcome) {
+func healthyZone(t *testing.T, g *WithT) (*world, *Service, *zones.Desired, zones.Outcome) {
 	t.Helper()
 	w := newWorld(t, "az1")
 	s := w.service()
 	d := w.desired("az1")
-	d.HealthPoll = DNSHealthPoll
+	d.HealthPoll = requeue.DNSHealth
 	ready, _ := converge(t, s, d, nil)
 	g.Expect(ready.Status.Healthy).To(HaveValue(BeTrue()))
 	return w, s, d, ready
@@ -121,7 +123,7 @@ func healthyZone(t *testing.T, g *WithT) (*world, *Service, *Desired, Outcome) {
 func TestZoneHealthFollowsOctaviaAndIsReported(t *testing.T) {
 	g := NewWithT(t)
 	w, s, d, ready := healthyZone(t, g)
-	g.Expect(ready.RequeueAfter).To(Equal(DNSHealthPoll), "a ready zone of a cluster publishing DNS is polled")
+	g.Expect(ready.RequeueAfter).To(Equal(requeue.DNSHealth), "a ready zone of a cluster publishing DNS is polled")
 	g.Expect(ready.Status.ProvisioningStatus).To(Equal("ACTIVE"))
 	g.Expect(ready.Status.OperatingStatus).To(Equal("ONLINE"))
 	g.Expect(ready.Status.Pools).To(HaveLen(2))
@@ -139,9 +141,9 @@ func TestZoneHealthFollowsOctaviaAndIsReported(t *testing.T) {
 	}
 	w.cloud.SetOperatingStatus(ready.Status.ID, "ERROR", map[string]string{"10.6.0.10": "ERROR", "10.6.0.11": "ERROR"})
 	down := s.Reconcile(ctx, d, ready.Status)
-	g.Expect(down.State).To(Equal(StateUnhealthy))
+	g.Expect(down.State).To(Equal(zones.StateUnhealthy))
 	g.Expect(down.Reason).To(Equal(infrav1.LoadBalancerUnhealthyReason))
-	g.Expect(down.RequeueAfter).To(Equal(HealthRequeue))
+	g.Expect(down.RequeueAfter).To(Equal(requeue.Health))
 	g.Expect(down.Status.Healthy).To(HaveValue(BeFalse()))
 	g.Expect(down.Message).To(ContainSubstring("is ERROR (members on port 6443: cp-10.6.0.10 ERROR, cp-10.6.0.11 ERROR)"))
 	g.Expect(w.events()).To(ContainSubstring("LoadBalancerUnhealthy"))
@@ -149,11 +151,11 @@ func TestZoneHealthFollowsOctaviaAndIsReported(t *testing.T) {
 	// One comes back: DEGRADED with a member ONLINE on the API port is healthy again.
 	w.cloud.SetOperatingStatus(ready.Status.ID, "DEGRADED", map[string]string{"10.6.0.11": "ONLINE"})
 	up := s.Reconcile(ctx, d, down.Status)
-	g.Expect(up.State).To(Equal(StateReady))
+	g.Expect(up.State).To(Equal(zones.StateReady))
 	g.Expect(up.Status.Healthy).To(HaveValue(BeTrue()))
 	g.Expect(w.events()).To(ContainSubstring("LoadBalancerHealthy"))
 	again := s.Reconcile(ctx, d, up.Status)
-	g.Expect(again.State).To(Equal(StateReady))
+	g.Expect(again.State).To(Equal(zones.StateReady))
 	g.Expect(w.events()).To(BeEmpty(), "no transition, no event")
 }
 
@@ -162,14 +164,14 @@ func TestZoneFloatingIPIsKeptAcrossRecreationAndNeverReleased(t *testing.T) {
 	w := newWorld(t, "az1", "az2")
 	s := w.service()
 	d := w.desired("az2")
-	d.FloatingIP.Address, d.FloatingIP.Field = "172.24.4.77", lbPath.Child("availabilityZoneSubnets").Index(1).Child("floatingIP")
+	d.FloatingIP.Address, d.FloatingIP.Field = "172.24.4.77", zones.LBPath.Child("availabilityZoneSubnets").Index(1).Child("floatingIP")
 	first, _ := converge(t, s, d, nil)
 	g.Expect(first.Status.IP).To(Equal("172.24.4.77"), "the zone gets exactly the operator's address")
 
 	// In ERROR, deleted and recreated: the address follows.
 	w.memory.ErrorInterval = 0
 	w.cloud.SetLoadBalancerStatus(first.Status.ID, "ERROR")
-	var out Outcome
+	var out zones.Outcome
 	for range ErrorObservations {
 		out = s.Reconcile(ctx, d, first.Status)
 	}
@@ -179,14 +181,14 @@ func TestZoneFloatingIPIsKeptAcrossRecreationAndNeverReleased(t *testing.T) {
 	g.Expect(again.Status.IP).To(Equal("172.24.4.77"))
 
 	// The zone's removal, and the cluster's deletion, leave the address allocated.
-	spec := &infrav1.OpenStackClusterSpec{APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{AvailabilityZoneSubnets: []infrav1.AZSubnetMapping{
+	spec := &zones.Input{LoadBalancer: &infrav1.APIServerLoadBalancer{AvailabilityZoneSubnets: []infrav1.AZSubnetMapping{
 		{AvailabilityZone: "az1"}, {AvailabilityZone: "az2", FloatingIP: ptr.To("172.24.4.77")}}}}
-	g.Expect(UserFloatingIPs(spec)).To(Equal([]string{"172.24.4.77"}))
+	g.Expect(zones.UserFloatingIPs(spec)).To(Equal([]string{"172.24.4.77"}))
 	// The fake settles a deletion at its next read: a few calls, counted rather than timed.
 	done := false
 	for i := 0; i < 10 && !done; i++ {
 		var err error
-		done, err = s.Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", AllTagged: true, KeepAddresses: UserFloatingIPs(spec), ExternalNetworkID: w.ext})
+		done, err = s.Delete(ctx, &zones.Removal{Namespace: "ns", Cluster: "c", AllTagged: true, KeepAddresses: zones.UserFloatingIPs(spec), ExternalNetworkID: w.ext})
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 	g.Expect(done).To(BeTrue())
@@ -207,10 +209,10 @@ func TestZoneFloatingIPInUseElsewhereIsRefusedBeforeCreating(t *testing.T) {
 	_, err = w.cloud.Network().CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: w.ext, FloatingIP: "172.24.4.88", PortID: port})
 	g.Expect(err).NotTo(HaveOccurred())
 	d := w.desired("az1")
-	d.FloatingIP.Address, d.FloatingIP.Field = "172.24.4.88", lbPath.Child("availabilityZoneSubnets").Index(0).Child("floatingIP")
+	d.FloatingIP.Address, d.FloatingIP.Field = "172.24.4.88", zones.LBPath.Child("availabilityZoneSubnets").Index(0).Child("floatingIP")
 
 	out := s.Reconcile(ctx, d, nil)
-	g.Expect(out.State).To(Equal(StateInvalid))
+	g.Expect(out.State).To(Equal(zones.StateInvalid))
 	g.Expect(out.Reason).To(Equal(infrav1.LoadBalancerConfigurationErrorReason))
 	g.Expect(out.Message).To(HavePrefix("spec.apiServerLoadBalancer.availabilityZoneSubnets[0].floatingIP: floating IP 172.24.4.88 is associated with port " + port))
 	g.Expect(w.loadBalancers()).To(BeEmpty(), "nothing is created")
@@ -231,9 +233,9 @@ func TestZoneFloatingIPInUseElsewhereIsNeverTakenFromThere(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	d = w.desired("az1")
-	d.FloatingIP.Address, d.FloatingIP.Field = "172.24.4.88", lbPath.Child("availabilityZoneSubnets").Index(0).Child("floatingIP")
+	d.FloatingIP.Address, d.FloatingIP.Field = "172.24.4.88", zones.LBPath.Child("availabilityZoneSubnets").Index(0).Child("floatingIP")
 	out := s.Reconcile(ctx, d, nil)
-	g.Expect(out.State).To(Equal(StateInvalid))
+	g.Expect(out.State).To(Equal(zones.StateInvalid))
 	g.Expect(out.Message).To(HavePrefix("spec.apiServerLoadBalancer.availabilityZoneSubnets[0].floatingIP: floating IP 172.24.4.88 is associated with port " + p.ID))
 	after, err := w.cloud.Network().ListFloatingIPs(ctx, floatingips.ListOpts{ID: fip.ID})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -248,12 +250,12 @@ func TestAZoneStaysHealthyWhileOctaviaAppliesAChange(t *testing.T) {
 	// A member is being added: Octavia says PENDING_UPDATE, and the load balancer serves on.
 	w.cloud.SetLoadBalancerStatus(ready.Status.ID, "PENDING_UPDATE")
 	busy := s.Reconcile(ctx, d, ready.Status)
-	g.Expect(busy.State).To(Equal(StateWaiting))
+	g.Expect(busy.State).To(Equal(zones.StateWaiting))
 	g.Expect(busy.Status.Healthy).To(HaveValue(BeTrue()), "a change being applied is no outage")
 	g.Expect(busy.Status.Pools).To(HaveLen(2), "what the status tree says is kept")
 	w.cloud.SetLoadBalancerStatus(ready.Status.ID, "ACTIVE")
 	after := s.Reconcile(ctx, d, busy.Status)
-	g.Expect(after.State).To(Equal(StateReady))
+	g.Expect(after.State).To(Equal(zones.StateReady))
 	g.Expect(w.events()).To(BeEmpty(), "no transition, no event")
 
 	// Being created or deleted, or in ERROR, it takes no traffic.
@@ -274,15 +276,15 @@ func TestOnlyFinalAddressesArePublishable(t *testing.T) {
 		{AvailabilityZone: "az2", ID: "2", InternalIP: "10.50.1.5", IP: "10.50.1.5"}, // floating IP not attached yet
 		{AvailabilityZone: "az3", ID: "3"},
 	}
-	pub := Publish(osc)
+	pub := zones.Publish(RecordedInput(osc, "c"))
 	g.Expect(pub.Addresses).To(Equal([]string{"172.24.4.10"}), "a VIP standing in for a floating IP to come is not published")
 	g.Expect(pub.Withdrawn).To(Equal([]string{"az2 (no public address yet)", "az3 (no public address yet)"}))
 
 	osc.Spec.DisableAPIServerFloatingIP = ptr.To(true)
-	g.Expect(Publish(osc).Addresses).To(Equal([]string{"10.50.1.5", "172.24.4.10"}), "without floating IPs the VIPs are the addresses")
+	g.Expect(zones.Publish(RecordedInput(osc, "c")).Addresses).To(Equal([]string{"10.50.1.5", "172.24.4.10"}), "without floating IPs the VIPs are the addresses")
 
 	single := &infrav1.OpenStackCluster{}
 	single.Status.APIServerLoadBalancer = &infrav1.LoadBalancer{ID: "s", InternalIP: "10.0.0.5", IP: "172.24.4.20"}
 	single.Status.ExternalNetwork = &infrav1.NetworkStatus{ID: "ext"}
-	g.Expect(Publish(single).Addresses).To(Equal([]string{"172.24.4.20"}))
+	g.Expect(zones.Publish(RecordedInput(single, "c")).Addresses).To(Equal([]string{"172.24.4.20"}))
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/mock"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
 
@@ -83,19 +84,19 @@ func (m *mocked) events() string {
 }
 
 // desiredAZ is the az1 load balancer of ns/c with ports 6443 and 8132 and a managed floating IP.
-func desiredAZ(az string) *Desired {
-	return &Desired{
-		AvailabilityZone: az, OctaviaAZ: az, Name: Name("ns", "c", az),
+func desiredAZ(az string) *zones.Desired {
+	return &zones.Desired{
+		AvailabilityZone: az, OctaviaAZ: az, Name: zones.Name("ns", "c", az),
 		Network: infrav1.NetworkStatus{ID: "lb-net"}, Subnet: &infrav1.Subnet{ID: "sub-" + az, CIDR: "10.10.1.0/24"},
 		Ports:      []int{6443, 8132},
 		Monitor:    infrav1.APIServerLoadBalancerMonitor{Delay: 10, Timeout: 5, MaxRetries: 5, MaxRetriesDown: 3},
-		FloatingIP: &FloatingIP{ExternalNetworkID: extNet, Description: FloatingIPDescription("ns", "c", az)},
-		Tags:       []string{OwnerTag("ns", "c")},
+		FloatingIP: &zones.FloatingIP{ExternalNetworkID: extNet, Description: zones.FloatingIPDescription("ns", "c", az)},
+		Tags:       []string{zones.OwnerTag("ns", "c")},
 	}
 }
 
 // known is the status entry of d's load balancer as a previous reconcile recorded it.
-func known(d *Desired) *infrav1.LoadBalancer {
+func known(d *zones.Desired) *infrav1.LoadBalancer {
 	return &infrav1.LoadBalancer{Name: d.Name, ID: lbID, InternalIP: vip, IP: "172.24.4.10", AvailabilityZone: d.AvailabilityZone, Tags: d.Tags,
 		LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{NetworkStatus: d.Network, Subnets: []infrav1.Subnet{*d.Subnet}}}
 }
@@ -105,7 +106,7 @@ func known(d *Desired) *infrav1.LoadBalancer {
 func tree(lbName, childrenOf, provisioning string, ports ...int) *loadbalancers.StatusTree {
 	lb := &loadbalancers.LoadBalancer{ID: lbID, Name: lbName, ProvisioningStatus: provisioning, OperatingStatus: "ONLINE"}
 	for _, p := range ports {
-		n := ChildName(childrenOf, p)
+		n := zones.ChildName(childrenOf, p)
 		lb.Listeners = append(lb.Listeners, listeners.Listener{ID: "l" + n, Name: n, Pools: []pools.Pool{
 			{ID: "p" + n, Name: n, Monitor: monitors.Monitor{ID: "m" + n, Name: n}},
 		}})

@@ -32,6 +32,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // child is one port's listener, with its pool and monitor as the status tree shows them.
@@ -43,7 +44,7 @@ type child struct {
 // reconcileChildren makes one change to the listeners, pools and monitors of an ACTIVE load
 // balancer, if one is needed: Octavia accepts one change at a time per load balancer, so the
 // others wait for the next reconcile. It reports whether it changed something.
-func (s *Service) reconcileChildren(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) (Outcome, bool) {
+func (s *Service) reconcileChildren(ctx context.Context, d *zones.Desired, f *found, status *infrav1.LoadBalancer) (zones.Outcome, bool) {
 	// The listeners' ports and allowed CIDRs are not in the status tree.
 	all, err := s.lb.ListListeners(ctx, listeners.ListOpts{LoadbalancerID: f.id})
 	if err != nil {
@@ -69,7 +70,7 @@ func (s *Service) reconcileChildren(ctx context.Context, d *Desired, f *found, s
 		return out, true
 	}
 	status.AllowedCIDRs = cidrs
-	return Outcome{}, false
+	return zones.Outcome{}, false
 }
 
 // poolOf finds the pool of a listener in the status tree.
@@ -86,12 +87,12 @@ func poolOf(tree *loadbalancers.LoadBalancer, listenerID string) *pools.Pool {
 	return nil
 }
 
-func (s *Service) childChanged(f *found, format string, args ...any) (Outcome, bool) {
+func (s *Service) childChanged(f *found, format string, args ...any) (zones.Outcome, bool) {
 	return waiting(fmt.Sprintf("load balancer %s: %s", f.name, fmt.Sprintf(format, args...))), true
 }
 
 // childCreated records the creation of the listener, pool or health monitor (kind) of port.
-func (s *Service) childCreated(d *Desired, f *found, kind, name, id string, port int) (Outcome, bool) {
+func (s *Service) childCreated(d *zones.Desired, f *found, kind, name, id string, port int) (zones.Outcome, bool) {
 	what := kindWords[kind]
 	s.report.Changed("Created"+kind, report.Resource{Kind: kind, Name: name, ID: id, Zone: d.AvailabilityZone}, "Created %s %s (%s) for port %d", what, name, id, port)
 	return s.childChanged(f, "created %s %s", what, name)
@@ -102,7 +103,7 @@ var kindWords = map[string]string{"Listener": "listener", "Pool": "pool", "Healt
 
 // childFailed turns the answer to a child mutation into an outcome: a conflict means Octavia is
 // still busy with the load balancer.
-func (s *Service) childFailed(f *found, err error, what string) (Outcome, bool) {
+func (s *Service) childFailed(f *found, err error, what string) (zones.Outcome, bool) {
 	if clients.IsConflict(err) {
 		return waiting(fmt.Sprintf("load balancer %s is busy", f.name)), true
 	}
@@ -113,8 +114,8 @@ func (s *Service) childFailed(f *found, err error, what string) (Outcome, bool) 
 // balancer and ACTIVE: it creates what is missing, renames what carries another name (a former
 // load balancer name, or a listener on that port created by hand) and settles what Octavia left
 // pending.
-func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port int, c *child) (Outcome, bool) {
-	name := ChildName(d.Name, port)
+func (s *Service) reconcilePort(ctx context.Context, d *zones.Desired, f *found, port int, c *child) (zones.Outcome, bool) {
+	name := zones.ChildName(d.Name, port)
 	if c == nil {
 		cidrs, err := s.applicableCIDRs(ctx, d)
 		if err != nil {
@@ -161,14 +162,14 @@ func (s *Service) reconcilePort(ctx context.Context, d *Desired, f *found, port 
 	}); changed {
 		return out, true
 	}
-	return Outcome{}, false
+	return zones.Outcome{}, false
 }
 
 // nameChild gives a listener, pool or monitor its name, or settles it when Octavia left it
 // pending: both are an update of its name, one per reconcile.
-func (s *Service) nameChild(d *Desired, f *found, kind, reason, id, have, want, provisioning string, update func() error) (Outcome, bool) {
+func (s *Service) nameChild(d *zones.Desired, f *found, kind, reason, id, have, want, provisioning string, update func() error) (zones.Outcome, bool) {
 	if have == want && !stuck(provisioning) {
-		return Outcome{}, false
+		return zones.Outcome{}, false
 	}
 	if err := update(); err != nil {
 		verb := "renaming"
@@ -200,7 +201,7 @@ const stuckMessage = "Octavia left %s %s %s although load balancer %s is ACTIVE;
 
 // removeStrayPorts deletes the listener (and its pool) of a port no longer asked for. Only
 // listeners named after this load balancer, or a former name of it, are touched.
-func (s *Service) removeStrayPorts(ctx context.Context, d *Desired, f *found, all []listeners.Listener) (Outcome, bool) {
+func (s *Service) removeStrayPorts(ctx context.Context, d *zones.Desired, f *found, all []listeners.Listener) (zones.Outcome, bool) {
 	for _, l := range all {
 		if slices.Contains(d.Ports, l.ProtocolPort) || !s.ours(d, l.Name, l.ProtocolPort) {
 			continue
@@ -218,12 +219,12 @@ func (s *Service) removeStrayPorts(ctx context.Context, d *Desired, f *found, al
 		s.report.Changed("DeletedListener", report.Resource{Kind: "Listener", Name: l.Name, ID: l.ID, Zone: d.AvailabilityZone}, "Deleted listener %s (%s): port %d is no longer asked for", l.Name, l.ID, l.ProtocolPort)
 		return s.childChanged(f, "deleted listener %s", l.Name)
 	}
-	return Outcome{}, false
+	return zones.Outcome{}, false
 }
 
-func (s *Service) ours(d *Desired, name string, port int) bool {
+func (s *Service) ours(d *zones.Desired, name string, port int) bool {
 	for _, lb := range append([]string{d.Name}, d.FormerNames...) {
-		if name == ChildName(lb, port) {
+		if name == zones.ChildName(lb, port) {
 			return true
 		}
 	}
@@ -232,7 +233,7 @@ func (s *Service) ours(d *Desired, name string, port int) bool {
 
 // reconcileAllowedCIDRs sets the allowed CIDRs of every listener, comparing canonical forms. It
 // returns the CIDRs in effect (those of the API server port's listener).
-func (s *Service) reconcileAllowedCIDRs(ctx context.Context, d *Desired, f *found, byPort map[int]*child) ([]string, Outcome, bool) {
+func (s *Service) reconcileAllowedCIDRs(ctx context.Context, d *zones.Desired, f *found, byPort map[int]*child) ([]string, zones.Outcome, bool) {
 	want, err := s.applicableCIDRs(ctx, d)
 	if err != nil {
 		return nil, failed(err), true
@@ -241,7 +242,7 @@ func (s *Service) reconcileAllowedCIDRs(ctx context.Context, d *Desired, f *foun
 	var inEffect []string
 	for i, port := range d.Ports {
 		c := byPort[port]
-		have := CanonicalCIDRs(c.listener.AllowedCIDRs)
+		have := zones.CanonicalCIDRs(c.listener.AllowedCIDRs)
 		if i == 0 {
 			inEffect = have
 		}
@@ -256,7 +257,7 @@ func (s *Service) reconcileAllowedCIDRs(ctx context.Context, d *Desired, f *foun
 		if gophercloud.ResponseCodeIs(err, http.StatusNotImplemented) {
 			s.rejectAllowedCIDRs(d.Provider)
 			s.report.Warn("AllowedCIDRsNotSupported", report.Resource{Kind: "Listener", Name: c.listener.Name, ID: c.listener.ID, Zone: d.AvailabilityZone}, "Octavia provider %s does not support allowed CIDRs: listener %s stays open to all", providerName(d.Provider), c.listener.Name)
-			return inEffect, Outcome{}, false
+			return inEffect, zones.Outcome{}, false
 		}
 		if err != nil {
 			out, changed := s.childFailed(f, err, fmt.Sprintf("setting the allowed CIDRs of listener %s", c.listener.Name))
@@ -266,7 +267,7 @@ func (s *Service) reconcileAllowedCIDRs(ctx context.Context, d *Desired, f *foun
 		out, changed := s.childChanged(f, "updated the allowed CIDRs of listener %s", c.listener.Name)
 		return nil, out, changed
 	}
-	return inEffect, Outcome{}, false
+	return inEffect, zones.Outcome{}, false
 }
 
 func joinOrAll(cidrs []string) string {

@@ -29,7 +29,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -37,69 +36,15 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 const (
-	// ChangeRequeue is how soon a load balancer is looked at again after a change, and while it
-	// has been PENDING_* for less than two seconds: Octavia applies a change to a listener,
-	// pool or monitor in well under a second. pendingInterval backs off from there.
-	ChangeRequeue = 250 * time.Millisecond
-	// PendingRequeue is how soon a load balancer pending for 2-10 s is looked at again: a new
-	// load balancer takes 5-15 s with a fast provider. A load balancer that stays pending longer
-	// (an amphora booting takes minutes) is looked at less often: see pendingInterval.
-	PendingRequeue = 500 * time.Millisecond
-	// ErrorRequeue is how soon a load balancer in ERROR is looked at again: the default of
-	// Memory.ErrorInterval.
-	ErrorRequeue = 10 * time.Second
-	// ConfigRequeue is how soon a configuration problem is checked again: the subnet may be
-	// created in the cloud, which sends no event.
-	ConfigRequeue = time.Minute
-	// unansweredLook is how often the controller looks, by name, for the load balancer of a
-	// create that got no answer (see UnansweredCreateWait).
-	unansweredLook = 5 * time.Second
 	// ErrorObservations is how many times a load balancer is seen in ERROR before it is deleted
 	// and recreated.
 	ErrorObservations = 3
 )
-
-// Desired is one API server load balancer as the spec asks for it.
-type Desired struct {
-	// AvailabilityZone keys the load balancer in the status; empty for the single load balancer.
-	AvailabilityZone string
-	Name             string
-	// FormerNames are names the load balancer may still carry: the legacy name for the first
-	// availability zone during a migration, the first zone's name when returning to a single
-	// load balancer. A load balancer found under one is renamed, children included.
-	FormerNames []string
-	// Network holds the VIP; Subnet is the VIP subnet (nil: Octavia picks one on Network).
-	Network infrav1.NetworkStatus
-	Subnet  *infrav1.Subnet
-	// OctaviaAZ is the availability zone hint wanted; it is omitted when Octavia cannot honour it.
-	OctaviaAZ string
-	Provider  string
-	Flavor    string
-	Ports     []int
-	// AllowedCIDRs are canonical (CanonicalCIDRs); empty means no restriction.
-	AllowedCIDRs []string
-	Monitor      infrav1.APIServerLoadBalancerMonitor
-	// FloatingIP is nil when the load balancer gets no floating IP.
-	FloatingIP *FloatingIP
-	Tags       []string
-	// HealthPoll, when set, is how soon a ready load balancer is looked at again, to notice a
-	// change of its health (DNSHealthPoll when the cluster publishes its DNS records).
-	HealthPoll time.Duration
-}
-
-// FloatingIP says which floating IP a load balancer gets.
-type FloatingIP struct {
-	ExternalNetworkID string
-	// Address is the user's address (apiServerFloatingIP, or the zone's floatingIP): used
-	// (allocated if missing), never deleted. Field is the spec field that gives it.
-	Address string
-	Field   *field.Path
-	// Description marks a floating IP the controller allocates (FloatingIPDescription).
-	Description string
-}
 
 // found is a load balancer located in the cloud.
 type found struct {
@@ -112,7 +57,7 @@ type found struct {
 
 // Reconcile brings one API server load balancer one step closer to d. known is what the status
 // recorded for it (nil when lost): the load balancer is then found again by name.
-func (s *Service) Reconcile(ctx context.Context, d *Desired, known *infrav1.LoadBalancer) Outcome {
+func (s *Service) Reconcile(ctx context.Context, d *zones.Desired, known *infrav1.LoadBalancer) zones.Outcome {
 	start := time.Now()
 	out := s.reconcile(ctx, d, known)
 	out.AvailabilityZone = d.AvailabilityZone
@@ -124,7 +69,7 @@ func (s *Service) Reconcile(ctx context.Context, d *Desired, known *infrav1.Load
 	return out
 }
 
-func (s *Service) reconcile(ctx context.Context, d *Desired, known *infrav1.LoadBalancer) Outcome {
+func (s *Service) reconcile(ctx context.Context, d *zones.Desired, known *infrav1.LoadBalancer) zones.Outcome {
 	f, err := s.locate(ctx, d, known)
 	if err != nil {
 		return failed(err)
@@ -143,7 +88,7 @@ func (s *Service) reconcile(ctx context.Context, d *Desired, known *infrav1.Load
 
 // locate finds the load balancer: by the ID the status recorded (one status tree call, which is
 // all the steady state needs), else by its name, else by a former name.
-func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBalancer) (*found, error) {
+func (s *Service) locate(ctx context.Context, d *zones.Desired, known *infrav1.LoadBalancer) (*found, error) {
 	if known != nil && known.ID != "" {
 		tree, err := s.lb.GetLoadBalancerStatuses(ctx, known.ID)
 		switch {
@@ -174,7 +119,7 @@ func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBal
 			continue
 		}
 		if known == nil || known.ID != lb.ID {
-			s.report.Changed("AdoptedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: d.AvailabilityZone}, "Adopted existing load balancer %s (%s) for %s", lb.Name, lb.ID, zoneWords(d.AvailabilityZone))
+			s.report.Changed("AdoptedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: d.AvailabilityZone}, "Adopted existing load balancer %s (%s) for %s", lb.Name, lb.ID, zones.ZoneWords(d.AvailabilityZone))
 		}
 		return &found{id: lb.ID, name: lb.Name, provisioning: lb.ProvisioningStatus, lb: lb}, nil
 	}
@@ -182,7 +127,7 @@ func (s *Service) locate(ctx context.Context, d *Desired, known *infrav1.LoadBal
 }
 
 // statusOf is the status entry of a located load balancer.
-func (s *Service) statusOf(d *Desired, f *found, known *infrav1.LoadBalancer) *infrav1.LoadBalancer {
+func (s *Service) statusOf(d *zones.Desired, f *found, known *infrav1.LoadBalancer) *infrav1.LoadBalancer {
 	st := &infrav1.LoadBalancer{Name: f.name, ID: f.id, AvailabilityZone: d.AvailabilityZone, Tags: s.tags(d), Health: infrav1.LoadBalancerHealthUnknown}
 	if known != nil && known.ID == f.id {
 		st.InternalIP, st.IP, st.AllowedCIDRs = known.InternalIP, known.IP, known.AllowedCIDRs
@@ -208,7 +153,7 @@ func (s *Service) statusOf(d *Desired, f *found, known *infrav1.LoadBalancer) *i
 			// move, so the status says where it really is.
 			st.LoadBalancerNetwork.Subnets = []infrav1.Subnet{{ID: f.lb.VipSubnetID}}
 			s.report.Warn("LoadBalancerVIPSubnet", report.Resource{Kind: "LoadBalancer", Name: f.name, ID: f.id, Zone: d.AvailabilityZone}, "Load balancer %s keeps its VIP %s on subnet %s, not on subnet %s mapped to %s: a VIP cannot move",
-				f.name, f.lb.VipAddress, f.lb.VipSubnetID, d.Subnet.ID, zoneWords(d.AvailabilityZone))
+				f.name, f.lb.VipAddress, f.lb.VipSubnetID, d.Subnet.ID, zones.ZoneWords(d.AvailabilityZone))
 		case d.Subnet != nil:
 			st.LoadBalancerNetwork.Subnets = []infrav1.Subnet{*d.Subnet}
 		case f.lb != nil && f.lb.VipSubnetID != "":
@@ -227,12 +172,12 @@ func vipOnSubnet(n *infrav1.NetworkStatusWithSubnets, subnetID string) bool {
 // whose Octavia was seen leaving such children pending (before 11.0.1), it creates the load
 // balancer alone: reconcileChildren then creates each child once the one before is ACTIVE, which
 // is faster there than settling each child with an update.
-func (s *Service) create(ctx context.Context, d *Desired) Outcome {
+func (s *Service) create(ctx context.Context, d *zones.Desired) zones.Outcome {
 	if sent, ok := s.memory.awaitsUnanswered(s.cloudKey, d.Name, time.Now()); ok {
 		// The create sent then may still be carried out: a second one would make a duplicate.
 		out := waiting(fmt.Sprintf("the create of load balancer %s sent at %s got no answer; looking for it until %s before creating it again",
 			d.Name, sent.UTC().Format(time.TimeOnly), sent.Add(UnansweredCreateWait).UTC().Format(time.TimeOnly)))
-		out.RequeueAfter = unansweredLook
+		out.RequeueAfter = requeue.UnansweredLook
 		return out
 	}
 	populated := !s.memory.createsStepwise(s.cloudKey)
@@ -255,7 +200,7 @@ func (s *Service) create(ctx context.Context, d *Desired) Outcome {
 		return failed(err)
 	}
 	opts := loadbalancers.CreateOpts{
-		Name: d.Name, Description: "Kubernetes API server of " + zoneWords(d.AvailabilityZone), VipNetworkID: d.Network.ID,
+		Name: d.Name, Description: "Kubernetes API server of " + zones.ZoneWords(d.AvailabilityZone), VipNetworkID: d.Network.ID,
 		Provider: d.Provider, FlavorID: flavorID, AvailabilityZone: hint, Tags: s.tags(d),
 	}
 	if d.Subnet != nil {
@@ -278,13 +223,13 @@ func (s *Service) create(ctx context.Context, d *Desired) Outcome {
 	}
 	if !populated {
 		s.report.Changed("CreatedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: d.AvailabilityZone}, "Created load balancer %s (%s) for %s with VIP %s; its listeners on ports %s follow one by one",
-			lb.Name, lb.ID, zoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
+			lb.Name, lb.ID, zones.ZoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
 	} else {
 		s.report.Changed("CreatedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: d.AvailabilityZone}, "Created load balancer %s (%s) for %s with VIP %s and listeners on ports %s",
-			lb.Name, lb.ID, zoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
+			lb.Name, lb.ID, zones.ZoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
 		// The children came with the load balancer, in the same call: each is reported on its own.
 		for _, port := range d.Ports {
-			name := ChildName(d.Name, port)
+			name := zones.ChildName(d.Name, port)
 			for _, kind := range []string{"Listener", "Pool", "HealthMonitor"} {
 				s.report.Changed("Created"+kind, report.Resource{Kind: kind, Name: name, Zone: d.AvailabilityZone},
 					"Created %s %s for port %d with load balancer %s", kindWords[kind], name, port, lb.Name)
@@ -308,8 +253,8 @@ func portList(ports []int) string {
 
 // listenerOpts is a listener for port; populated adds its pool and monitor, for a create of the
 // whole load balancer.
-func (s *Service) listenerOpts(d *Desired, port int, cidrs []string, populated bool) listeners.CreateOpts {
-	name := ChildName(d.Name, port)
+func (s *Service) listenerOpts(d *zones.Desired, port int, cidrs []string, populated bool) listeners.CreateOpts {
+	name := zones.ChildName(d.Name, port)
 	opts := listeners.CreateOpts{Name: name, Protocol: listeners.ProtocolTCP, ProtocolPort: port, AllowedCIDRs: cidrs, Tags: d.Tags}
 	if populated {
 		pool := s.poolOpts(d, name, "")
@@ -319,7 +264,7 @@ func (s *Service) listenerOpts(d *Desired, port int, cidrs []string, populated b
 	return opts
 }
 
-func (s *Service) poolOpts(d *Desired, name, listenerID string) pools.CreateOpts {
+func (s *Service) poolOpts(d *zones.Desired, name, listenerID string) pools.CreateOpts {
 	return pools.CreateOpts{Name: name, ListenerID: listenerID, Protocol: pools.ProtocolTCP, LBMethod: Algorithm(d.Provider)}
 }
 
@@ -333,7 +278,7 @@ func Algorithm(provider string) pools.LBMethod {
 	return pools.LBMethodRoundRobin
 }
 
-func (s *Service) monitorOpts(d *Desired, name, poolID string) monitors.CreateOpts {
+func (s *Service) monitorOpts(d *zones.Desired, name, poolID string) monitors.CreateOpts {
 	m := d.Monitor
 	return monitors.CreateOpts{Name: name, PoolID: poolID, Type: monitors.TypeTCP,
 		Delay: m.Delay, Timeout: m.Timeout, MaxRetries: m.MaxRetries, MaxRetriesDown: m.MaxRetriesDown}
@@ -341,7 +286,7 @@ func (s *Service) monitorOpts(d *Desired, name, poolID string) monitors.CreateOp
 
 // applicableCIDRs are the allowed CIDRs to send: d's, when Octavia and the provider support
 // them (a warning says why they are not applied otherwise).
-func (s *Service) applicableCIDRs(ctx context.Context, d *Desired) ([]string, error) {
+func (s *Service) applicableCIDRs(ctx context.Context, d *zones.Desired) ([]string, error) {
 	if len(d.AllowedCIDRs) == 0 {
 		return nil, nil
 	}
@@ -357,7 +302,7 @@ func (s *Service) applicableCIDRs(ctx context.Context, d *Desired) ([]string, er
 }
 
 // progress takes the next step on a located load balancer.
-func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) Outcome {
+func (s *Service) progress(ctx context.Context, d *zones.Desired, f *found, status *infrav1.LoadBalancer) zones.Outcome {
 	status.ProvisioningStatus = f.provisioning
 	switch {
 	case f.tree != nil:
@@ -371,13 +316,13 @@ func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *in
 		if f.tree != nil {
 			observeTree(f.tree, d, status)
 		}
-		healthy, _ := Healthy(status, d.Ports[0])
-		setHealth(status, healthy)
+		healthy, _ := zones.Healthy(status, d.Ports[0])
+		zones.SetHealth(status, healthy)
 		out := waiting(fmt.Sprintf("load balancer %s is %s", f.name, f.provisioning))
 		out.RequeueAfter = pendingInterval(s.memory.pendingFor(f.id, time.Now()))
 		return out
 	case f.provisioning == "ERROR":
-		setHealth(status, false)
+		zones.SetHealth(status, false)
 		s.memory.forgetPending(f.id)
 		return s.recoverFromError(ctx, d, f)
 	}
@@ -403,12 +348,12 @@ func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *in
 	} else if out, changed := s.reconcileFloatingIP(ctx, d, f, status); changed {
 		return out
 	}
-	healthy, why := Healthy(status, d.Ports[0])
-	setHealth(status, healthy)
+	healthy, why := zones.Healthy(status, d.Ports[0])
+	zones.SetHealth(status, healthy)
 	if !healthy {
-		return Outcome{State: StateUnhealthy, Reason: infrav1.LoadBalancerUnhealthyReason, Message: why, RequeueAfter: HealthRequeue}
+		return zones.Outcome{State: zones.StateUnhealthy, Reason: infrav1.LoadBalancerUnhealthyReason, Message: why, RequeueAfter: requeue.Health}
 	}
-	return Outcome{State: StateReady, Reason: infrav1.ReadyReason, RequeueAfter: d.HealthPoll}
+	return zones.Outcome{State: zones.StateReady, Reason: infrav1.ReadyReason, RequeueAfter: d.HealthPoll}
 }
 
 // earlyFloatingIP gives a load balancer Octavia is still creating its floating IP: the VIP port
@@ -417,7 +362,7 @@ func (s *Service) progress(ctx context.Context, d *Desired, f *found, status *in
 // the background (allocate): the polls of this and the other zones' load balancers go on
 // meanwhile. A failure here is not reported: the same step runs again once the load balancer is
 // ACTIVE, and reports.
-func (s *Service) earlyFloatingIP(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) {
+func (s *Service) earlyFloatingIP(ctx context.Context, d *zones.Desired, f *found, status *infrav1.LoadBalancer) {
 	if d.FloatingIP == nil || f.provisioning != "PENDING_CREATE" || (status.IP != "" && status.IP != status.InternalIP) {
 		return
 	}
@@ -440,7 +385,7 @@ func (s *Service) earlyFloatingIP(ctx context.Context, d *Desired, f *found, sta
 
 // renameLoadBalancer gives a load balancer found under a former name (or without the owner tag)
 // its name and tags. Its VIP, and so its floating IP, stay.
-func (s *Service) renameLoadBalancer(ctx context.Context, d *Desired, f *found, status *infrav1.LoadBalancer) Outcome {
+func (s *Service) renameLoadBalancer(ctx context.Context, d *zones.Desired, f *found, status *infrav1.LoadBalancer) zones.Outcome {
 	if f.lb == nil {
 		// Found by its status tree, which has no tags: read them, so that a rename keeps them.
 		lb, err := s.lb.GetLoadBalancer(ctx, f.id)
@@ -472,9 +417,9 @@ func (s *Service) renameLoadBalancer(ctx context.Context, d *Desired, f *found, 
 func pendingInterval(d time.Duration) time.Duration {
 	switch {
 	case d < 2*time.Second:
-		return ChangeRequeue
+		return requeue.Change
 	case d < 10*time.Second:
-		return PendingRequeue
+		return requeue.Pending
 	case d < 30*time.Second:
 		return time.Second
 	case d < 2*time.Minute:
@@ -488,11 +433,11 @@ func pendingInterval(d time.Duration) time.Duration {
 // ErrorObservations times at least Memory.ErrorInterval apart, deletes it (with its children) so
 // that the next reconcile creates it again. Its floating IP is kept and moves to the new load
 // balancer.
-func (s *Service) recoverFromError(ctx context.Context, d *Desired, f *found) Outcome {
+func (s *Service) recoverFromError(ctx context.Context, d *zones.Desired, f *found) zones.Outcome {
 	seen := s.memory.seenInError(f.id, time.Now())
 	if seen < ErrorObservations {
 		s.report.Warn("LoadBalancerError", report.Resource{Kind: "LoadBalancer", Name: f.name, ID: f.id, Zone: d.AvailabilityZone}, "Load balancer %s (%s) is in ERROR (seen %d of %d times before it is recreated)", f.name, f.id, seen, ErrorObservations)
-		return Outcome{State: StateError, Reason: infrav1.LoadBalancerErrorReason, RequeueAfter: max(s.memory.ErrorInterval, time.Second),
+		return zones.Outcome{State: zones.StateError, Reason: infrav1.LoadBalancerErrorReason, RequeueAfter: max(s.memory.ErrorInterval, time.Second),
 			Message: fmt.Sprintf("load balancer %s is in ERROR; it is deleted and recreated when still in ERROR after %d observations %s apart (%d so far)", f.name, ErrorObservations, s.memory.ErrorInterval, seen)}
 	}
 	err := s.lb.DeleteLoadBalancer(ctx, f.id, loadbalancers.DeleteOpts{Cascade: true})
@@ -503,7 +448,7 @@ func (s *Service) recoverFromError(ctx context.Context, d *Desired, f *found) Ou
 		return failed(fmt.Errorf("deleting load balancer %s in ERROR: %w", f.name, err))
 	}
 	s.memory.forgetError(f.id)
-	s.report.Warn("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: f.name, ID: f.id, Zone: d.AvailabilityZone}, "Deleted load balancer %s (%s), in ERROR %d times, to recreate it for %s", f.name, f.id, ErrorObservations, zoneWords(d.AvailabilityZone))
+	s.report.Warn("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: f.name, ID: f.id, Zone: d.AvailabilityZone}, "Deleted load balancer %s (%s), in ERROR %d times, to recreate it for %s", f.name, f.id, ErrorObservations, zones.ZoneWords(d.AvailabilityZone))
 	out := waiting(fmt.Sprintf("load balancer %s was in ERROR and is being recreated", f.name))
 	out.Reason = infrav1.LoadBalancerErrorReason
 	return out

@@ -19,7 +19,6 @@ package loadbalancer
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -30,6 +29,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // Member is a control plane machine's registration with the pools of API server load balancers:
@@ -46,199 +46,32 @@ type Member struct {
 	Disabled bool
 }
 
-// The zone of a machine, as the zone rules see it.
-
-// RequestedZone is the availability zone to ask Nova for a machine's server: its failure domain,
-// unless the cluster lets Nova choose for the control plane (controlPlaneOmitAvailabilityZone).
-func RequestedZone(spec *infrav1.OpenStackClusterSpec, controlPlane bool, failureDomain string) string {
-	if controlPlane && ptr.Deref(spec.ControlPlaneOmitAvailabilityZone, false) {
-		return ""
-	}
-	return failureDomain
-}
-
-// MachineZone is the availability zone a machine is in: the one Nova placed its server in, or,
-// while Nova does not say, the failure domain Cluster API gave it. (They differ only when Nova
-// chose: see RequestedZone.)
-func MachineZone(failureDomain, serverZone string) string {
-	if serverZone != "" {
-		return serverZone
-	}
-	return failureDomain
-}
-
-// Membership is where a control plane machine's membership of the API server load balancers
-// stands.
-type Membership struct {
-	// Targets are the load balancers the machine must be a member of (see MemberTargets).
-	Targets []infrav1.LoadBalancer
-	// ZoneMissing means no load balancer serves the machine's zone, and the cross-zone policy
-	// gives it none; ZonePlanned that the spec maps the zone, whose load balancer is not made yet.
-	ZoneMissing, ZonePlanned bool
-	// MappedZones lists the zones the spec maps, for messages.
-	MappedZones string
-	// Done means the machine is a member of exactly its targets.
-	Done bool
-	// Disabled means its members take no new connection: its zone is in maintenance.
-	Disabled bool
-}
-
 // ReconcileMachine makes control plane machine name, at address in availability zone zone
-// (MachineZone), a member of the load balancers osc's policy gives it and of no other. Membership
-// of the load balancers that are not targets is removed even when a target is missing: cross-AZ
-// membership turned off must not wait for anything.
-func (s *Service) ReconcileMachine(ctx context.Context, osc *infrav1.OpenStackCluster, name, address, zone string) (Membership, error) {
-	crossAZ := ptr.Deref(osc.Spec.APIServerLoadBalancer.AllowCrossAZLoadBalancerMembers, false)
-	m := Membership{MappedZones: MappedZones(osc)}
-	m.Targets, m.ZoneMissing = MemberTargets(&osc.Status, zone, crossAZ)
-	m.ZonePlanned = m.ZoneMissing && ZoneMapped(osc, zone)
+// (zones.MachineZone), a member of the load balancers the zone rules give it
+// (zones.MembershipFor) and of no other. Membership of the load balancers that are not targets
+// is removed even when a target is missing: cross-AZ membership turned off must not wait for
+// anything.
+func (s *Service) ReconcileMachine(ctx context.Context, in *zones.Input, name, address, zone string) (zones.Membership, error) {
+	m := zones.MembershipFor(in, zone, address)
 	ids := make([]string, len(m.Targets))
 	for i, t := range m.Targets {
 		ids[i] = t.ID
 	}
-	m.Disabled = ZoneDrained(&osc.Status, zone)
-	member := Member{Name: name, Address: address, SubnetID: MemberSubnet(&osc.Status, m.Targets, address), Disabled: m.Disabled}
+	member := Member{Name: name, Address: address, SubnetID: m.SubnetID, Disabled: m.Disabled}
 	var err error
-	m.Done, err = s.ReconcileMembership(ctx, osc.Status.AllAPIServerLoadBalancers(), ids, Ports(&osc.Spec), member)
+	m.Done, err = s.ReconcileMembership(ctx, in.Recorded.All(), ids, zones.Ports(in), member)
 	return m, err
 }
 
-// RemoveMachine takes control plane machine name out of every load balancer of osc, per zone and
-// single; done reports that no member of it is left. Members are the machine's by name; the
-// address only matters for members to keep.
-func (s *Service) RemoveMachine(ctx context.Context, osc *infrav1.OpenStackCluster, name string) (done bool, err error) {
-	all := osc.Status.AllAPIServerLoadBalancers()
+// RemoveMachine takes control plane machine name out of every load balancer of the cluster, per
+// zone and single; done reports that no member of it is left. Members are the machine's by
+// name; the address only matters for members to keep.
+func (s *Service) RemoveMachine(ctx context.Context, in *zones.Input, name string) (done bool, err error) {
+	all := in.Recorded.All()
 	if len(all) == 0 {
 		return true, nil
 	}
-	return s.ReconcileMembership(ctx, all, nil, Ports(&osc.Spec), Member{Name: name})
-}
-
-// MemberTargets are the load balancers a control plane machine in availability zone az must be
-// a member of: with cross-AZ members, every zone's; otherwise its own zone's, or, when its zone
-// has none, a load balancer without a zone (the single one, during a migration) as a fallback.
-// Without per-zone load balancers it is the single one. zoneMissing reports a machine left
-// without any load balancer, which the caller must report rather than ignore.
-func MemberTargets(status *infrav1.OpenStackClusterStatus, az string, crossAZ bool) (targets []infrav1.LoadBalancer, zoneMissing bool) {
-	zones := status.APIServerLoadBalancers
-	if len(zones) == 0 {
-		if status.APIServerLoadBalancer != nil {
-			return []infrav1.LoadBalancer{*status.APIServerLoadBalancer}, false
-		}
-		return nil, false
-	}
-	if crossAZ {
-		return slices.Clone(zones), false
-	}
-	for _, e := range zones {
-		if e.AvailabilityZone == az {
-			return []infrav1.LoadBalancer{e}, false
-		}
-	}
-	for _, e := range append(slices.Clone(zones), derefLB(status.APIServerLoadBalancer)...) {
-		if e.AvailabilityZone == "" && e.ID != "" {
-			return []infrav1.LoadBalancer{e}, false
-		}
-	}
-	return nil, true
-}
-
-func derefLB(lb *infrav1.LoadBalancer) []infrav1.LoadBalancer {
-	if lb == nil {
-		return nil
-	}
-	return []infrav1.LoadBalancer{*lb}
-}
-
-// mappedZones are the availability zones that have, or are to have, a load balancer: those
-// availabilityZoneSubnets maps and, with zoneDiscovery, those the status records (the zones found
-// by tag are only known to the cluster's reconcile).
-func mappedZones(osc *infrav1.OpenStackCluster) []string {
-	var zones []string
-	if lb := osc.Spec.APIServerLoadBalancer; lb != nil {
-		for _, m := range lb.AvailabilityZoneSubnets {
-			zones = append(zones, m.AvailabilityZone)
-		}
-		for _, e := range osc.Status.APIServerLoadBalancers {
-			if lb.ZoneDiscovery != nil && e.AvailabilityZone != "" && !slices.Contains(zones, e.AvailabilityZone) {
-				zones = append(zones, e.AvailabilityZone)
-			}
-		}
-	}
-	return zones
-}
-
-// ZoneMapped says whether availability zone az has, or is to have, a load balancer.
-func ZoneMapped(osc *infrav1.OpenStackCluster, az string) bool {
-	return slices.Contains(mappedZones(osc), az)
-}
-
-// MappedZones lists the availability zones that have, or are to have, a load balancer, for
-// messages.
-func MappedZones(osc *infrav1.OpenStackCluster) string {
-	zones := mappedZones(osc)
-	if len(zones) == 0 {
-		return "no zone"
-	}
-	return strings.Join(zones, ", ")
-}
-
-// UncoveredControlPlaneZones are the control plane failure domains whose machines would be a
-// member of no API server load balancer: per-AZ load balancers, cross-AZ members off, no zone
-// mapping for the failure domain and no single load balancer left to fall back on.
-func UncoveredControlPlaneZones(osc *infrav1.OpenStackCluster) []string {
-	lb := osc.Spec.APIServerLoadBalancer
-	if !osc.Spec.APIServerLoadBalancersPerZone() || ptr.Deref(lb.AllowCrossAZLoadBalancerMembers, false) {
-		return nil
-	}
-	if single := osc.Status.APIServerLoadBalancer; single != nil && single.ID != "" && single.AvailabilityZone == "" {
-		return nil
-	}
-	var out []string
-	for _, fd := range osc.Status.FailureDomains {
-		if ptr.Deref(fd.ControlPlane, false) && !ZoneMapped(osc, fd.Name) {
-			out = append(out, fd.Name)
-		}
-	}
-	return out
-}
-
-// MemberSubnet is the subnet of address (its zone's machine subnet, or a cluster subnet) when a
-// target load balancer is on another network than that subnet's, so that Octavia reaches the
-// member through it; "" when every target is on the member's network.
-func MemberSubnet(status *infrav1.OpenStackClusterStatus, targets []infrav1.LoadBalancer, address string) string {
-	ip, err := netip.ParseAddr(address)
-	if err != nil {
-		return ""
-	}
-	in := func(cidr string) bool {
-		prefix, err := netip.ParsePrefix(cidr)
-		return err == nil && prefix.Contains(ip)
-	}
-	// The subnet that holds the address, and its network: a zone's machine subnet
-	// (spec.availabilityZoneMachineSubnets), or else a subnet of the cluster network.
-	network, subnet := "", ""
-	for _, z := range status.AvailabilityZoneMachineSubnets {
-		if in(z.Subnet.CIDR) {
-			network, subnet = z.Network.ID, z.Subnet.ID
-			break
-		}
-	}
-	if cluster := status.Network; subnet == "" && cluster != nil {
-		for _, sn := range cluster.Subnets {
-			if in(sn.CIDR) {
-				network, subnet = cluster.ID, sn.ID
-				break
-			}
-		}
-	}
-	elsewhere := slices.ContainsFunc(targets, func(t infrav1.LoadBalancer) bool {
-		return t.LoadBalancerNetwork != nil && t.LoadBalancerNetwork.ID != network
-	})
-	if !elsewhere {
-		return ""
-	}
-	return subnet
+	return s.ReconcileMembership(ctx, all, nil, zones.Ports(in), Member{Name: name})
 }
 
 // ReconcileMembership makes m a member of every pool of each load balancer whose ID is in
@@ -290,7 +123,7 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 	// alone, so that a rename never costs a member.
 	name := tree.Loadbalancer.Name
 	for _, port := range ports {
-		p := poolNamed(tree.Loadbalancer, ChildName(name, port))
+		p := poolNamed(tree.Loadbalancer, zones.ChildName(name, port))
 		if p == nil {
 			if member {
 				// This port's pool is not made, or not renamed, yet.
@@ -316,7 +149,7 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 		return true, nil
 	}
 	for _, port := range ports {
-		p := poolNamed(tree.Loadbalancer, ChildName(name, port))
+		p := poolNamed(tree.Loadbalancer, zones.ChildName(name, port))
 		if i := slices.IndexFunc(p.Members, func(mb pools.Member) bool { return mb.Address == m.Address && mb.ProtocolPort == port }); i >= 0 {
 			if settled, err := s.reconcileAdminState(ctx, lb, name, p, &p.Members[i], m, verify); !settled {
 				return false, err

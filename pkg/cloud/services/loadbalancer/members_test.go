@@ -26,6 +26,7 @@ import (
 	"go.uber.org/mock/gomock"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 func TestMemberTargets(t *testing.T) {
@@ -59,7 +60,7 @@ func TestMemberTargets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			got, missing := MemberTargets(&tc.status, tc.az, tc.crossAZ)
+			got, missing := zones.MemberTargets(zones.Recorded{Single: tc.status.APIServerLoadBalancer, Zones: tc.status.APIServerLoadBalancers}, tc.az, tc.crossAZ)
 			g.Expect(ids(got)).To(Equal(tc.want))
 			g.Expect(missing).To(Equal(tc.zoneMissing))
 		})
@@ -185,14 +186,14 @@ func TestMembershipCalls(t *testing.T) {
 		mk.lb.EXPECT().GetLoadBalancerStatuses(ctx, lbID).Return(tr, nil).Times(2)
 		// Its mark is read once: a member is added only to a load balancer of the cluster's.
 		mk.lb.EXPECT().GetLoadBalancer(ctx, lbID).Return(&loadbalancers.LoadBalancer{ID: lbID, Name: d.Name, Tags: []string{testOwner.Tag()}}, nil)
-		mk.lb.EXPECT().CreateMember(ctx, "p"+ChildName(d.Name, 6443), pools.CreateMemberOpts{Name: "cp-1", Address: "10.6.0.11", ProtocolPort: 6443, SubnetID: "cluster-subnet"}).
+		mk.lb.EXPECT().CreateMember(ctx, "p"+zones.ChildName(d.Name, 6443), pools.CreateMemberOpts{Name: "cp-1", Address: "10.6.0.11", ProtocolPort: 6443, SubnetID: "cluster-subnet"}).
 			Return(&pools.Member{}, nil)
 		done, err := mk.service().ReconcileMembership(ctx, []infrav1.LoadBalancer{lb}, []string{lbID}, ports, m)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(done).To(BeFalse())
 
 		tr.Loadbalancer.Listeners[0].Pools[0].Members = []pools.Member{{Name: "cp-1", Address: "10.6.0.11", ProtocolPort: 6443}}
-		mk.lb.EXPECT().CreateMember(ctx, "p"+ChildName(d.Name, 8132), gomock.Any()).Return(nil, err409)
+		mk.lb.EXPECT().CreateMember(ctx, "p"+zones.ChildName(d.Name, 8132), gomock.Any()).Return(nil, err409)
 		done, err = mk.service().ReconcileMembership(ctx, []infrav1.LoadBalancer{lb}, []string{lbID}, ports, m)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(done).To(BeFalse())
@@ -215,7 +216,7 @@ func TestMembershipCalls(t *testing.T) {
 	t.Run("a migration under way: pools under the former name are left alone", func(t *testing.T) {
 		g := NewWithT(t)
 		mk := newMocked(t)
-		legacy := Name("ns", "c", "")
+		legacy := zones.Name("ns", "c", "")
 		tr := tree(d.Name, legacy, "ACTIVE", 6443, 8132)
 		for i, port := range ports {
 			tr.Loadbalancer.Listeners[i].Pools[0].Members = []pools.Member{{ID: "mine", Name: "cp-1", Address: "10.6.0.11", ProtocolPort: port}}
@@ -264,4 +265,78 @@ func TestMembersUpstreamCAPOAddedAreRecognised(t *testing.T) {
 		g.Expect(ms).To(HaveLen(1), pool)
 		g.Expect(ms[0].Address).To(Equal("10.6.0.11"), "upstream's member at the old address is the machine's, and goes")
 	}
+}
+
+func TestMembersOfAZoneInMaintenanceAreDisabledNeverDeleted(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, "az1", "az2")
+	s := w.service()
+	var all []infrav1.LoadBalancer
+	for _, az := range []string{"az1", "az2"} {
+		out, _ := converge(t, s, w.desired(az), nil)
+		all = append(all, *out.Status)
+	}
+	targets := []string{all[0].ID, all[1].ID} // cross-AZ: the machine is in both
+	// listed are the members of every pool of both load balancers, as Octavia lists them
+	// (the status tree does not say whether a member is enabled).
+	listed := func() (out []pools.Member) {
+		for _, lb := range all {
+			tree, err := w.cloud.LoadBalancer().GetLoadBalancerStatuses(ctx, lb.ID)
+			g.Expect(err).NotTo(HaveOccurred())
+			for _, p := range poolsOf(tree.Loadbalancer) {
+				ms, err := w.cloud.LoadBalancer().ListMembers(ctx, p.ID, nil)
+				g.Expect(err).NotTo(HaveOccurred())
+				out = append(out, ms...)
+			}
+		}
+		return out
+	}
+	adminUp := func() (up []bool) {
+		for _, mb := range listed() {
+			up = append(up, mb.AdminStateUp)
+		}
+		return up
+	}
+	cp := Member{Name: "cp-1", Address: "10.6.0.11"}
+	settle(t, s, all, targets, cp)
+	g.Expect(adminUp()).To(Equal([]bool{true, true, true, true}))
+	ids := func() (out []string) {
+		for _, mb := range listed() {
+			out = append(out, mb.ID)
+		}
+		return out
+	}
+	before := ids()
+
+	drained := cp
+	drained.Disabled = true
+	settle(t, s, all, targets, drained)
+	g.Expect(adminUp()).To(Equal([]bool{false, false, false, false}), "disabled in every load balancer")
+	g.Expect(ids()).To(Equal(before), "never deleted and recreated")
+	g.Expect(w.events()).To(ContainSubstring("DisabledMember"))
+
+	settle(t, s, all, targets, cp)
+	g.Expect(adminUp()).To(Equal([]bool{true, true, true, true}))
+	g.Expect(ids()).To(Equal(before))
+	g.Expect(w.events()).To(ContainSubstring("EnabledMember"))
+
+	// A new machine of a zone in maintenance joins disabled.
+	late := Member{Name: "cp-2", Address: "10.6.0.12", Disabled: true}
+	settle(t, s, all, targets, late)
+	joined := 0
+	for _, mb := range listed() {
+		if mb.Name == "cp-2" {
+			joined++
+			g.Expect(mb.AdminStateUp).To(BeFalse())
+			g.Expect(mb.OperatingStatus).To(Equal("OFFLINE"))
+		}
+	}
+	g.Expect(joined).To(Equal(4), "both pools of both load balancers")
+
+	// Settled and not in maintenance: no member is listed.
+	w.cloud.ResetCalls()
+	done, err := s.ReconcileMembership(ctx, all, targets, []int{6443, 8132}, cp)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeTrue())
+	g.Expect(w.cloud.Calls()).To(Equal(map[string]int{"GetLoadBalancerStatuses": 2}))
 }

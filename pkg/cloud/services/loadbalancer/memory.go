@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
 
 // Memory is what the controller remembers between reconciles: the capabilities of each cloud,
@@ -32,7 +34,7 @@ import (
 type Memory struct {
 	// ErrorInterval is the least time between two observations of a load balancer in ERROR
 	// that count towards its recreation: reconciles triggered in quick succession (by status
-	// updates, for example) count once. NewMemory sets it to ErrorRequeue.
+	// updates, for example) count once. NewMemory sets it to requeue.Error.
 	ErrorInterval time.Duration
 	// Background runs the work that outlives a reconcile: a floating IP allocated while Octavia
 	// builds its load balancer. A go statement when nil; a test that drives the reconcilers step
@@ -73,7 +75,7 @@ type errorObservation struct {
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
-	return &Memory{ErrorInterval: ErrorRequeue, capabilities: map[string]*capabilities{}, errorSeen: map[string]*errorObservation{},
+	return &Memory{ErrorInterval: requeue.Error, capabilities: map[string]*capabilities{}, errorSeen: map[string]*errorObservation{},
 		pendingSince: map[string]time.Time{}, stepwise: map[string]bool{}, allocations: map[string]*allocation{}, owners: map[string]string{},
 		unanswered: map[string]time.Time{}}
 }

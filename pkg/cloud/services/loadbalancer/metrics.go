@@ -21,6 +21,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 var (
@@ -47,7 +49,7 @@ func Collectors() []prometheus.Collector {
 }
 
 // RecordOutcomes replaces the gauge series of a cluster with the states of its load balancers.
-func RecordOutcomes(namespace, cluster string, outcomes []Outcome) {
+func RecordOutcomes(namespace, cluster string, outcomes []zones.Outcome) {
 	loadBalancers.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "cluster": cluster})
 	for _, o := range outcomes {
 		status := o.ProvisioningStatus
@@ -63,6 +65,6 @@ func ForgetCluster(namespace, cluster string) {
 	loadBalancers.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "cluster": cluster})
 }
 
-func observe(start time.Time, o Outcome) {
+func observe(start time.Time, o zones.Outcome) {
 	reconcileDuration.WithLabelValues(string(o.State)).Observe(time.Since(start).Seconds())
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients/mock"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // These unit tests (mocks, no API server) pin how the spec and the status become the load
@@ -51,6 +52,15 @@ func planFixture(t *testing.T) (*networking.Service, *mock.MockNetworkClient, *i
 	osc.Status.ExternalNetwork = &infrav1.NetworkStatus{ID: "public"}
 	return networking.NewService(client, nil, ownership.Owner{}), client, osc
 }
+
+// newPlan is the plan of osc's reconcile, resolved through net.
+func newPlan(net Resolver, osc *infrav1.OpenStackCluster) (*zones.Plan, error) {
+	_, plan, _, err := planFor(ctx, net, RecordedInput(osc, "c"))
+	return plan, err
+}
+
+// unrecordedInput is a cluster whose external network is "ext".
+var unrecordedInput = &zones.Input{Namespace: "ns", Cluster: "c", ExternalNetwork: &infrav1.NetworkStatus{ID: "ext"}}
 
 func mapping(az string, subnet infrav1.SubnetParam) infrav1.AZSubnetMapping {
 	return infrav1.AZSubnetMapping{AvailabilityZone: az, Subnet: subnet}
@@ -73,7 +83,7 @@ func TestPlanResolvesEveryMappingAndRefusesPrecisely(t *testing.T) {
 	client.EXPECT().GetSubnet(ctx, "sub-4").Return(nil, gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusNotFound})
 	client.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "lb-net", Name: "lb-az5"}).Return([]subnets.Subnet{{ID: "sub-5", NetworkID: "lb-net"}}, nil)
 
-	plan, err := NewPlan(ctx, net, "ns", "c", osc)
+	plan, err := newPlan(net, osc)
 	g.Expect(err).NotTo(HaveOccurred(), "a wrong mapping concerns its zone only")
 	g.Expect(plan.Desired).To(HaveLen(2))
 	az1, az5 := plan.Desired[0], plan.Desired[1]
@@ -86,11 +96,11 @@ func TestPlanResolvesEveryMappingAndRefusesPrecisely(t *testing.T) {
 	g.Expect(az5.Subnet.ID).To(Equal("sub-5"))
 	g.Expect(az5.FormerNames).To(BeEmpty())
 	g.Expect(az5.FloatingIP.Address).To(BeEmpty())
-	g.Expect(az5.FloatingIP.Description).To(Equal(FloatingIPDescription("ns", "c", "az5")))
+	g.Expect(az5.FloatingIP.Description).To(Equal(zones.FloatingIPDescription("ns", "c", "az5")))
 
 	messages := map[string]string{}
 	for _, o := range plan.Invalid {
-		g.Expect(o.State).To(Equal(StateInvalid))
+		g.Expect(o.State).To(Equal(zones.StateInvalid))
 		g.Expect(o.Reason).To(Equal(infrav1.LoadBalancerConfigurationErrorReason))
 		messages[o.AvailabilityZone] = o.Message
 	}
@@ -109,13 +119,13 @@ func TestPlanReusesTheStatusAndFindsRemovedZones(t *testing.T) {
 		mapping("az2", infrav1.SubnetParam{Filter: &infrav1.SubnetFilter{Name: "lb-az2"}}),
 	}
 	entry := func(az, subnet string) infrav1.LoadBalancer {
-		return infrav1.LoadBalancer{Name: Name("ns", "c", az), ID: az + "-id", AvailabilityZone: az,
+		return infrav1.LoadBalancer{Name: zones.Name("ns", "c", az), ID: az + "-id", AvailabilityZone: az,
 			LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "lb-net"}, Subnets: []infrav1.Subnet{{ID: subnet}}}}
 	}
 	osc.Status.APIServerLoadBalancers = []infrav1.LoadBalancer{entry("az1", "sub-1"), entry("az2", "sub-2"), entry("az3", "sub-3")}
 
 	// No call is expected: the mock fails the test on any.
-	plan, err := NewPlan(ctx, net, "ns", "c", osc)
+	plan, err := newPlan(net, osc)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(plan.Invalid).To(BeEmpty())
 	g.Expect(plan.Desired).To(HaveLen(2))
@@ -125,7 +135,7 @@ func TestPlanReusesTheStatusAndFindsRemovedZones(t *testing.T) {
 	g.Expect(plan.Stale).To(HaveLen(1))
 	g.Expect(plan.Stale[0].AvailabilityZone).To(Equal("az3"))
 
-	removal := plan.StaleRemoval("ns", "c", osc)
+	removal := plan.StaleRemoval(RecordedInput(osc, "c"))
 	g.Expect(removal.Names).To(Equal([]string{"k8s-clusterapi-cluster-ns-c-az3-kubeapi"}))
 	g.Expect(removal.IDs).To(Equal([]string{"az3-id"}))
 	g.Expect(removal.KeepAddresses).To(Equal([]string{"172.24.4.99"}))
@@ -135,14 +145,14 @@ func TestPlanReusesTheStatusAndFindsRemovedZones(t *testing.T) {
 func TestPlanBackToASingleLoadBalancerKeepsTheFirstZones(t *testing.T) {
 	g := NewWithT(t)
 	net, _, osc := planFixture(t)
-	first := infrav1.LoadBalancer{Name: Name("ns", "c", "az1"), ID: "az1-id", AvailabilityZone: "az1",
+	first := infrav1.LoadBalancer{Name: zones.Name("ns", "c", "az1"), ID: "az1-id", AvailabilityZone: "az1",
 		LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "lb-net"}, Subnets: []infrav1.Subnet{{ID: "sub-1"}}}}
 	second := first
-	second.Name, second.ID, second.AvailabilityZone = Name("ns", "c", "az2"), "az2-id", "az2"
+	second.Name, second.ID, second.AvailabilityZone = zones.Name("ns", "c", "az2"), "az2-id", "az2"
 	osc.Status.APIServerLoadBalancer = &first
 	osc.Status.APIServerLoadBalancers = []infrav1.LoadBalancer{first, second}
 
-	plan, err := NewPlan(ctx, net, "ns", "c", osc)
+	plan, err := newPlan(net, osc)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(plan.Desired).To(HaveLen(1))
 	d := plan.Desired[0]
@@ -157,15 +167,15 @@ func TestPlanBackToASingleLoadBalancerKeepsTheFirstZones(t *testing.T) {
 func TestEndpointProblem(t *testing.T) {
 	g := NewWithT(t)
 	problem := func(ep *clusterv1.APIEndpoint) string {
-		spec := &infrav1.OpenStackClusterSpec{ControlPlaneEndpoint: ep, APIServerLoadBalancer: &infrav1.APIServerLoadBalancer{
+		in := &zones.Input{Endpoint: ep, LoadBalancer: &infrav1.APIServerLoadBalancer{
 			Enabled: ptr.To(true), AvailabilityZoneSubnets: []infrav1.AZSubnetMapping{mapping("az1", infrav1.SubnetParam{ID: ptr.To("sub-1")})}}}
-		return EndpointProblem(spec)
+		return zones.EndpointProblem(in)
 	}
 	g.Expect(problem(&clusterv1.APIEndpoint{Host: "api.example.com"})).To(BeEmpty())
 	g.Expect(problem(nil)).To(ContainSubstring("availabilityZoneSubnets needs an explicit endpoint"))
 	g.Expect(problem(&clusterv1.APIEndpoint{Host: "192.0.2.10"})).To(ContainSubstring("spec.controlPlaneEndpoint.host 192.0.2.10 is an IP address"))
 	g.Expect(problem(&clusterv1.APIEndpoint{Host: "2001:db8::1"})).To(ContainSubstring("is an IP address"))
-	g.Expect(EndpointProblem(&infrav1.OpenStackClusterSpec{ControlPlaneEndpoint: &clusterv1.APIEndpoint{Host: "192.0.2.10"}})).To(BeEmpty(),
+	g.Expect(zones.EndpointProblem(&zones.Input{Endpoint: &clusterv1.APIEndpoint{Host: "192.0.2.10"}})).To(BeEmpty(),
 		"a single load balancer may have an IP address as its endpoint")
 }
 
@@ -195,7 +205,7 @@ func TestVIPsOffClusterNetwork(t *testing.T) {
 			if tc.userFIP {
 				osc.Spec.APIServerFloatingIP = ptr.To("203.0.113.5")
 			}
-			NewWithT(t).Expect(VIPsOffClusterNetwork(osc)).To(Equal(tc.want))
+			NewWithT(t).Expect(zones.VIPsOffClusterNetwork(RecordedInput(osc, "c"))).To(Equal(tc.want))
 		})
 	}
 }
@@ -211,19 +221,19 @@ func TestPlanGivesEachZoneItsOwnFloatingIP(t *testing.T) {
 	z3.FloatingIP = ptr.To("172.24.4.53")
 	osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{z1, z2, z3}
 	entry := func(az, subnet string) infrav1.LoadBalancer {
-		return infrav1.LoadBalancer{Name: Name("ns", "c", az), ID: az + "-id", AvailabilityZone: az,
+		return infrav1.LoadBalancer{Name: zones.Name("ns", "c", az), ID: az + "-id", AvailabilityZone: az,
 			LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{NetworkStatus: infrav1.NetworkStatus{ID: "lb-net"}, Subnets: []infrav1.Subnet{{ID: subnet}}}}
 	}
 	osc.Status.APIServerLoadBalancers = []infrav1.LoadBalancer{entry("az1", "sub-1"), entry("az2", "sub-2"), entry("az3", "sub-3"), entry("az4", "sub-4")}
 
-	plan, err := NewPlan(ctx, nil, "ns", "c", osc)
+	plan, err := newPlan(nil, osc)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(plan.Desired).To(HaveLen(3))
-	g.Expect(*plan.Desired[0].FloatingIP).To(Equal(FloatingIP{ExternalNetworkID: "public", Address: "172.24.4.51",
-		Field: lbPath.Child("availabilityZoneSubnets").Index(0).Child("floatingIP"), Description: FloatingIPDescription("ns", "c", "az1")}))
+	g.Expect(*plan.Desired[0].FloatingIP).To(Equal(zones.FloatingIP{ExternalNetworkID: "public", Address: "172.24.4.51",
+		Field: zones.LBPath.Child("availabilityZoneSubnets").Index(0).Child("floatingIP"), Description: zones.FloatingIPDescription("ns", "c", "az1")}))
 	g.Expect(plan.Desired[1].FloatingIP.Address).To(BeEmpty(), "a zone without one gets an address the controller allocates")
 	g.Expect(plan.Desired[2].FloatingIP.Address).To(Equal("172.24.4.53"))
-	g.Expect(plan.StaleRemoval("ns", "c", osc).KeepAddresses).To(Equal([]string{"172.24.4.51", "172.24.4.53"}),
+	g.Expect(plan.StaleRemoval(RecordedInput(osc, "c")).KeepAddresses).To(Equal([]string{"172.24.4.51", "172.24.4.53"}),
 		"removing a zone never releases an address the user gave")
 }
 
@@ -235,35 +245,35 @@ func TestPlanFindsTheLoadBalancersOfRemovedZonesTheStatusLost(t *testing.T) {
 	m := newMocked(t)
 	svc := m.service()
 	az1 := desiredAZ("az1")
-	plan := &Plan{Desired: []*Desired{az1}, Known: []*infrav1.LoadBalancer{known(az1)}}
-	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c", "ext")).To(Succeed(), "no call: the mock fails on any")
+	plan := &zones.Plan{Desired: []*zones.Desired{az1}, Known: []*infrav1.LoadBalancer{known(az1)}}
+	g.Expect(svc.findUnrecorded(ctx, unrecordedInput, plan)).To(Succeed(), "no call: the mock fails on any")
 	g.Expect(plan.Stale).To(BeEmpty())
 
-	plan = &Plan{Desired: []*Desired{az1}, Known: []*infrav1.LoadBalancer{nil}}
-	m.lb.EXPECT().ListLoadBalancers(gomock.Any(), loadbalancers.ListOpts{Tags: []string{OwnerTag("ns", "c")}}).Return([]loadbalancers.LoadBalancer{
-		{ID: "az1-id", Name: Name("ns", "c", "az1")},
-		{ID: "az2-id", Name: Name("ns", "c", "az2"), VipAddress: "10.20.1.5"},
-		{ID: "legacy-id", Name: Name("ns", "c", "")},       // the first zone's former name: not stale
-		{ID: "other-id", Name: Name("ns", "other", "az2")}, // another cluster's, tagged by mistake
+	plan = &zones.Plan{Desired: []*zones.Desired{az1}, Known: []*infrav1.LoadBalancer{nil}}
+	m.lb.EXPECT().ListLoadBalancers(gomock.Any(), loadbalancers.ListOpts{Tags: []string{zones.OwnerTag("ns", "c")}}).Return([]loadbalancers.LoadBalancer{
+		{ID: "az1-id", Name: zones.Name("ns", "c", "az1")},
+		{ID: "az2-id", Name: zones.Name("ns", "c", "az2"), VipAddress: "10.20.1.5"},
+		{ID: "legacy-id", Name: zones.Name("ns", "c", "")},       // the first zone's former name: not stale
+		{ID: "other-id", Name: zones.Name("ns", "other", "az2")}, // another cluster's, tagged by mistake
 	}, nil)
 	// A zone whose load balancer is gone and whose floating IP is not: found by the address's
 	// description.
 	m.net.EXPECT().ListFloatingIPs(gomock.Any(), floatingips.ListOpts{FloatingNetworkID: "ext"}).Return([]floatingips.FloatingIP{
-		{ID: "az1-fip", Description: FloatingIPDescription("ns", "c", "az1")},
-		{ID: "az2-fip", Description: FloatingIPDescription("ns", "c", "az2")},
-		{ID: "az3-fip", Description: FloatingIPDescription("ns", "c", "az3")},
-		{ID: "other-fip", Description: FloatingIPDescription("ns", "other", "az4")},
+		{ID: "az1-fip", Description: zones.FloatingIPDescription("ns", "c", "az1")},
+		{ID: "az2-fip", Description: zones.FloatingIPDescription("ns", "c", "az2")},
+		{ID: "az3-fip", Description: zones.FloatingIPDescription("ns", "c", "az3")},
+		{ID: "other-fip", Description: zones.FloatingIPDescription("ns", "other", "az4")},
 		{ID: "users", Description: "mine, in availability zone az5"},
 	}, nil)
-	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c", "ext")).To(Succeed())
+	g.Expect(svc.findUnrecorded(ctx, unrecordedInput, plan)).To(Succeed())
 	g.Expect(plan.Stale).To(Equal([]infrav1.LoadBalancer{
-		{Name: Name("ns", "c", "az2"), ID: "az2-id", AvailabilityZone: "az2", InternalIP: "10.20.1.5"},
-		{Name: Name("ns", "c", "az3"), AvailabilityZone: "az3"},
+		{Name: zones.Name("ns", "c", "az2"), ID: "az2-id", AvailabilityZone: "az2", InternalIP: "10.20.1.5"},
+		{Name: zones.Name("ns", "c", "az3"), AvailabilityZone: "az3"},
 	}))
 
-	single := &Desired{Name: Name("ns", "c", "")}
-	plan = &Plan{Desired: []*Desired{single}, Known: []*infrav1.LoadBalancer{nil}}
-	g.Expect(svc.findUnrecorded(ctx, plan, "ns", "c", "ext")).To(Succeed(), "one load balancer: nothing looked for")
+	single := &zones.Desired{Name: zones.Name("ns", "c", "")}
+	plan = &zones.Plan{Desired: []*zones.Desired{single}, Known: []*infrav1.LoadBalancer{nil}}
+	g.Expect(svc.findUnrecorded(ctx, unrecordedInput, plan)).To(Succeed(), "one load balancer: nothing looked for")
 }
 
 // A cluster deleted after its status was lost (no external network recorded) still releases the
@@ -273,11 +283,11 @@ func TestDeletionWithoutTheExternalNetworkReleasesTheFloatingIPs(t *testing.T) {
 	m := newMocked(t)
 	m.lb.EXPECT().ListLoadBalancers(gomock.Any(), gomock.Any()).Return(nil, nil)
 	m.net.EXPECT().ListFloatingIPs(gomock.Any(), floatingips.ListOpts{}).Return([]floatingips.FloatingIP{
-		{ID: "ours", FloatingIP: "172.24.4.5", Description: FloatingIPDescription("ns", "c", "az1")},
+		{ID: "ours", FloatingIP: "172.24.4.5", Description: zones.FloatingIPDescription("ns", "c", "az1")},
 		{ID: "users", FloatingIP: "172.24.4.6", Description: "somebody else's"},
 	}, nil)
 	m.net.EXPECT().DeleteFloatingIP(gomock.Any(), "ours").Return(nil)
-	done, err := m.service().Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", AllTagged: true})
+	done, err := m.service().Delete(ctx, &zones.Removal{Namespace: "ns", Cluster: "c", AllTagged: true})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeTrue())
 }
@@ -289,10 +299,10 @@ func TestRemovalIsNotDoneUntilTheFloatingIPIsReleased(t *testing.T) {
 	m := newMocked(t)
 	m.lb.EXPECT().ListLoadBalancers(gomock.Any(), gomock.Any()).Return(nil, nil)
 	m.net.EXPECT().ListFloatingIPs(gomock.Any(), floatingips.ListOpts{}).Return([]floatingips.FloatingIP{
-		{ID: "az3-fip", FloatingIP: "172.24.4.7", Description: FloatingIPDescription("ns", "c", "az3")},
+		{ID: "az3-fip", FloatingIP: "172.24.4.7", Description: zones.FloatingIPDescription("ns", "c", "az3")},
 	}, nil)
 	m.net.EXPECT().DeleteFloatingIP(gomock.Any(), "az3-fip").Return(gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusInternalServerError})
-	done, err := m.service().Delete(ctx, &Removal{Namespace: "ns", Cluster: "c", Names: []string{Name("ns", "c", "az3")}})
+	done, err := m.service().Delete(ctx, &zones.Removal{Namespace: "ns", Cluster: "c", Names: []string{zones.Name("ns", "c", "az3")}})
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(done).To(BeFalse())
 }

@@ -14,13 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package loadbalancer holds every rule about a cluster's API server load balancers: one Octavia
+// Package loadbalancer is the Octavia side of a cluster's API server load balancers: one Octavia
 // load balancer, or one per availability zone, each with a listener, pool and health monitor per
-// port and optionally a floating IP; which zones serve, what DNS publishes, and which load
-// balancers a control plane machine joins. The controllers call it through three doors:
-// ReconcileCluster (and CheckReferences, DeleteCluster) for a cluster, ReconcileMachine and
-// RemoveMachine for a control plane machine. It never waits for Octavia: a reconcile makes at
-// most one change per load balancer and says when to look again.
+// port and optionally a floating IP. What the load balancers should be (which zones, which
+// subnets, who joins which, what DNS publishes) is the zone rules' (package zones); this package
+// asks Neutron what those rules need, converges each load balancer in Octavia, and deletes them.
+// The controllers call it through three doors: ReconcileCluster (and CheckReferences,
+// DeleteCluster) for a cluster, ReconcileMachine and RemoveMachine for a control plane machine.
+// It never waits for Octavia: a reconcile makes at most one change per load balancer and says
+// when to look again.
 package loadbalancer
 
 import (
@@ -29,10 +31,13 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // Service reconciles the API server load balancers of one cluster.
@@ -66,13 +71,15 @@ func NewService(lb clients.LoadBalancerClient, net clients.NetworkClient, rep *r
 // however it was found (by that name, by the owner tag an earlier release put on them, which
 // collides between clusters and so is no mark, or by an ID the status records, which is a hint).
 func (s *Service) claim(lb *loadbalancers.LoadBalancer) ownership.Candidate {
-	_, named := zoneOfName(lb.Name, s.owner.Namespace, s.cluster)
+	_, named := zones.ZoneOfName(lb.Name, s.owner.Namespace, s.cluster)
 	return s.owner.Claim(ownership.Resource{ID: lb.ID, Name: lb.Name, Tags: lb.Tags, ProjectID: lb.ProjectID, Created: lb.CreatedAt, Legacy: named})
 }
 
 // tags are the tags d's load balancer carries: the spec's, the legacy OwnerTag, and the owner's
 // mark.
-func (s *Service) tags(d *Desired) []string { return networking.Union(d.Tags, []string{s.owner.Tag()}) }
+func (s *Service) tags(d *zones.Desired) []string {
+	return networking.Union(d.Tags, []string{s.owner.Tag()})
+}
 
 // verified says whether the load balancer id carries the owner's mark, reading it once per
 // manager (Memory): a load balancer the status names is a hint, and is changed only once its
@@ -95,4 +102,26 @@ func (s *Service) verified(ctx context.Context, id string) (ok bool, err error) 
 		return false, ownership.OwnedElsewhere("load balancer", c)
 	}
 	return c.Claim == ownership.Upstream, nil
+}
+
+func waiting(message string) zones.Outcome {
+	return zones.Outcome{State: zones.StateWaiting, Reason: infrav1.WaitingForLoadBalancerReason, Message: message, RequeueAfter: requeue.Change}
+}
+
+func failed(err error) zones.Outcome {
+	if specErr, ok := report.AsSpecError(err); ok {
+		return zones.Outcome{State: zones.StateInvalid, Reason: specErr.Reason, Message: err.Error(), RequeueAfter: requeue.Config}
+	}
+	return zones.Outcome{State: zones.StateError, Reason: infrav1.OpenStackErrorReason, Err: err}
+}
+
+// emit records the events the zone rules noted.
+func (s *Service) emit(notes []zones.Note) {
+	for _, n := range notes {
+		if n.Warning {
+			s.report.Warn(n.Reason, n.Resource, "%s", n.Message)
+		} else {
+			s.report.Noted(n.Reason, n.Resource, "%s", n.Message)
+		}
+	}
 }

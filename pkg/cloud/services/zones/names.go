@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package loadbalancer
+package zones
 
 import (
 	"fmt"
@@ -43,9 +43,9 @@ func Name(namespace, cluster, az string) string {
 	return namePrefix + namespace + "-" + cluster + "-" + az + nameSuffix
 }
 
-// zoneOfName reads the availability zone back out of a load balancer name Name gave the cluster
+// ZoneOfName reads the availability zone back out of a load balancer name Name gave the cluster
 // ("" for the single one); ok is false for a name Name does not give it.
-func zoneOfName(name, namespace, cluster string) (az string, ok bool) {
+func ZoneOfName(name, namespace, cluster string) (az string, ok bool) {
 	rest, ok := strings.CutPrefix(name, namePrefix+namespace+"-"+cluster)
 	if !ok {
 		return "", false
@@ -79,17 +79,17 @@ func FloatingIPDescription(namespace, cluster, az string) string {
 	return d
 }
 
-// ownsFloatingIP reports whether a floating IP description is one FloatingIPDescription gives for
+// OwnsFloatingIP reports whether a floating IP description is one FloatingIPDescription gives for
 // this cluster, in any availability zone.
-func ownsFloatingIP(description, namespace, cluster string) bool {
-	_, ok := zoneOfFloatingIP(description, namespace, cluster)
+func OwnsFloatingIP(description, namespace, cluster string) bool {
+	_, ok := ZoneOfFloatingIP(description, namespace, cluster)
 	return ok
 }
 
-// zoneOfFloatingIP is the availability zone a floating IP description FloatingIPDescription gave
+// ZoneOfFloatingIP is the availability zone a floating IP description FloatingIPDescription gave
 // for this cluster names ("" for the single load balancer's); ok is false for any other
 // description.
-func zoneOfFloatingIP(description, namespace, cluster string) (az string, ok bool) {
+func ZoneOfFloatingIP(description, namespace, cluster string) (az string, ok bool) {
 	base := FloatingIPDescription(namespace, cluster, "")
 	if description == base {
 		return "", true
@@ -97,8 +97,8 @@ func zoneOfFloatingIP(description, namespace, cluster string) (az string, ok boo
 	return strings.CutPrefix(description, base+" in availability zone ")
 }
 
-// zoneWords names what a load balancer serves, for messages.
-func zoneWords(az string) string {
+// ZoneWords names what a load balancer serves, for messages.
+func ZoneWords(az string) string {
 	if az == "" {
 		return "the API server"
 	}

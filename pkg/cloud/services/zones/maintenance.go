@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package loadbalancer
+package zones
 
 import (
 	"fmt"
@@ -26,6 +26,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
 
 // Planned zone maintenance: the zones the OpenStackCluster's zone-maintenance annotation names
@@ -36,10 +37,6 @@ import (
 // become disabled members of every load balancer (ReconcileMachine), so that they get no new
 // connection while the work goes on. Members are never deleted. Removing the zone from the
 // annotation reverses the steps: members enabled, then the zone published again once it serves.
-
-// ExternalDNSPoll is how often a cluster that waits for ExternalDNS to take up records without
-// a zone looks at the DNSEndpoint again (the manager watches no DNSEndpoint).
-const ExternalDNSPoll = 2 * time.Second
 
 // Maintenance is where the planned maintenance of a cluster's zones stands.
 type Maintenance struct {
@@ -54,22 +51,24 @@ type Maintenance struct {
 	Refused []string
 	// RequeueAfter is when the next step is due (zero when none is).
 	RequeueAfter time.Duration
+	// Notes are the events of the steps taken.
+	Notes []Note
 }
 
-// maintain sets the Maintenance entry of each zone's load balancer of zones (the entries this
-// reconcile records) from the annotation and the entries osc's status recorded before, at now,
-// reports each step, and says where the maintenance stands. A zone is taken out only while
+// Maintain sets the Maintenance entry of each zone's load balancer of zones (the entries this
+// reconcile records) from the annotation and the entries the status recorded before, at now,
+// notes each step, and says where the maintenance stands. A zone is taken out only while
 // another zone serves the API; one being taken out is never put back on its own.
-func (s *Service) maintain(osc *infrav1.OpenStackCluster, zones []infrav1.LoadBalancer, now time.Time) Maintenance {
+func Maintain(in *Input, zones []infrav1.LoadBalancer, now time.Time) Maintenance {
 	var m Maintenance
-	requested := osc.ZonesInMaintenance()
+	requested := in.Maintenance
 	before := map[string]*infrav1.ZoneMaintenance{}
-	for _, e := range osc.Status.APIServerLoadBalancers {
+	for _, e := range in.Recorded.Zones {
 		if e.Maintenance != nil && e.ID != "" {
 			before[e.AvailabilityZone] = e.Maintenance
 		}
 	}
-	apiPort := osc.Spec.EffectiveAPIServerPort()
+	apiPort := in.APIServerPort
 	serving := 0
 	for i := range zones {
 		e := &zones[i]
@@ -77,13 +76,13 @@ func (s *Service) maintain(osc *infrav1.OpenStackCluster, zones []infrav1.LoadBa
 		if was := before[e.AvailabilityZone]; was != nil && slices.Contains(requested, e.AvailabilityZone) {
 			e.Maintenance = was.DeepCopy()
 		} else if was != nil {
-			s.report.Noted("ZoneReturned", zoneResource(e), "Zone %s is back from maintenance: its control plane machines take connections again, and it is published once it serves", e.AvailabilityZone)
+			m.note("ZoneReturned", e, "Zone %s is back from maintenance: its control plane machines take connections again, and it is published once it serves", e.AvailabilityZone)
 		}
 		if e.Maintenance == nil && Serves(e, apiPort) {
 			serving++
 		}
 	}
-	ttl, published := dnsTTL(osc)
+	ttl, published := dnsTTL(in)
 	for _, az := range requested {
 		i := slices.IndexFunc(zones, func(e infrav1.LoadBalancer) bool { return e.AvailabilityZone == az })
 		if i < 0 {
@@ -100,15 +99,15 @@ func (s *Service) maintain(osc *infrav1.OpenStackCluster, zones []infrav1.LoadBa
 				serving--
 			}
 			e.Maintenance = &infrav1.ZoneMaintenance{Phase: infrav1.ZoneWithdrawing}
-			s.report.Noted("WithdrawingZone", zoneResource(e), "Taking zone %s out of service: its address leaves the endpoint's DNS records", az)
+			m.note("WithdrawingZone", e, "Taking zone %s out of service: its address leaves the endpoint's DNS records", az)
 		}
-		m.step(s, e, published, ttl, now)
+		m.step(e, published, ttl, now)
 	}
 	return m
 }
 
 // step moves a zone being taken out on when its time has come.
-func (m *Maintenance) step(s *Service, e *infrav1.LoadBalancer, published bool, ttl time.Duration, now time.Time) {
+func (m *Maintenance) step(e *infrav1.LoadBalancer, published bool, ttl time.Duration, now time.Time) {
 	az, mt := e.AvailabilityZone, e.Maintenance
 	if mt.Phase == infrav1.ZoneWithdrawing {
 		switch {
@@ -116,7 +115,7 @@ func (m *Maintenance) step(s *Service, e *infrav1.LoadBalancer, published bool, 
 			// No records to wait for: the zone's address was never published by this provider.
 		case mt.WithdrawnAt == nil:
 			m.Waiting = append(m.Waiting, az+" (waiting for ExternalDNS to take up the records without it)")
-			m.after(ExternalDNSPoll)
+			m.after(requeue.ExternalDNS)
 			return
 		case now.Before(mt.WithdrawnAt.Add(ttl)):
 			due := mt.WithdrawnAt.Add(ttl)
@@ -126,7 +125,7 @@ func (m *Maintenance) step(s *Service, e *infrav1.LoadBalancer, published bool, 
 			return
 		}
 		mt.Phase = infrav1.ZoneInMaintenance
-		s.report.Noted("ZoneInMaintenance", zoneResource(e), "Zone %s is in maintenance: out of DNS, and its control plane machines take no new connection from any load balancer", az)
+		m.note("ZoneInMaintenance", e, "Zone %s is in maintenance: out of DNS, and its control plane machines take no new connection from any load balancer", az)
 	}
 	m.Out = append(m.Out, az)
 }
@@ -141,9 +140,9 @@ func (m *Maintenance) after(d time.Duration) {
 }
 
 // RefusalMessage says why the refused zones stay in service, naming how every zone stands.
-func (m *Maintenance) RefusalMessage(osc *infrav1.OpenStackCluster, zones []infrav1.LoadBalancer) string {
+func (m *Maintenance) RefusalMessage(in *Input, zones []infrav1.LoadBalancer) string {
 	var others []string
-	apiPort := osc.Spec.EffectiveAPIServerPort()
+	apiPort := in.APIServerPort
 	for _, e := range zones {
 		switch {
 		case slices.Contains(m.Refused, e.AvailabilityZone):
@@ -159,29 +158,29 @@ func (m *Maintenance) RefusalMessage(osc *infrav1.OpenStackCluster, zones []infr
 
 // dnsTTL is the time to live of the endpoint's DNS records, and whether the provider publishes
 // them.
-func dnsTTL(osc *infrav1.OpenStackCluster) (time.Duration, bool) {
-	dns := osc.Spec.APIServerLoadBalancer.DNS
+func dnsTTL(in *Input) (time.Duration, bool) {
+	dns := in.section().DNS
 	if dns == nil {
 		return 0, false
 	}
 	return time.Duration(dns.TTL) * time.Second, true
 }
 
-// drainedAsPlanned counts a zone in maintenance whose load balancer reports itself unhealthy as
+// DrainedAsPlanned counts a zone in maintenance whose load balancer reports itself unhealthy as
 // ready: with every member disabled, a provider may report the pools down, as planned.
-func drainedAsPlanned(outcomes []Outcome, zones []infrav1.LoadBalancer) {
+func DrainedAsPlanned(outcomes []Outcome, zones []infrav1.LoadBalancer) {
 	for i := range outcomes {
 		o := &outcomes[i]
-		if e := entryFor(zones, o.AvailabilityZone); o.State == StateUnhealthy && e != nil && e.Maintenance != nil && e.Maintenance.Phase == infrav1.ZoneInMaintenance {
+		if e := EntryFor(zones, o.AvailabilityZone); o.State == StateUnhealthy && e != nil && e.Maintenance != nil && e.Maintenance.Phase == infrav1.ZoneInMaintenance {
 			o.State, o.Reason, o.Message = StateReady, infrav1.ReadyReason, ""
 		}
 	}
 }
 
 // ZoneDrained says whether the control plane machines of availability zone az must take no new
-// connection: the zone is in maintenance.
-func ZoneDrained(status *infrav1.OpenStackClusterStatus, az string) bool {
-	for _, e := range status.APIServerLoadBalancers {
+// connection: the zone is in maintenance (zones are the recorded entries).
+func ZoneDrained(zones []infrav1.LoadBalancer, az string) bool {
+	for _, e := range zones {
 		if e.AvailabilityZone == az && e.Maintenance != nil && e.Maintenance.Phase == infrav1.ZoneInMaintenance {
 			return true
 		}
@@ -199,6 +198,7 @@ func MarkWithdrawn(zones []infrav1.LoadBalancer, now time.Time) {
 	}
 }
 
-func zoneResource(e *infrav1.LoadBalancer) report.Resource {
-	return report.Resource{Kind: "LoadBalancer", Name: e.Name, ID: e.ID, Zone: e.AvailabilityZone}
+func (m *Maintenance) note(reason string, e *infrav1.LoadBalancer, format string, args ...any) {
+	m.Notes = append(m.Notes, Note{Reason: reason, Resource: report.Resource{Kind: "LoadBalancer", Name: e.Name, ID: e.ID, Zone: e.AvailabilityZone},
+		Message: fmt.Sprintf(format, args...)})
 }

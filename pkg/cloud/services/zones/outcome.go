@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package loadbalancer
+package zones
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
 
 // State is where a load balancer stands after one reconcile.
@@ -58,17 +58,6 @@ type Outcome struct {
 	ProvisioningStatus string
 	// Err is an unexpected OpenStack failure, already summarised in Message.
 	Err error
-}
-
-func waiting(message string) Outcome {
-	return Outcome{State: StateWaiting, Reason: infrav1.WaitingForLoadBalancerReason, Message: message, RequeueAfter: ChangeRequeue}
-}
-
-func failed(err error) Outcome {
-	if specErr, ok := report.AsSpecError(err); ok {
-		return Outcome{State: StateInvalid, Reason: specErr.Reason, Message: err.Error(), RequeueAfter: ConfigRequeue}
-	}
-	return Outcome{State: StateError, Reason: infrav1.OpenStackErrorReason, Err: err}
 }
 
 // Summary is what the outcomes of one reconcile say about the cluster's load balancers as a
@@ -149,7 +138,7 @@ func Summarize(outcomes []Outcome, stale []infrav1.LoadBalancer, staleDone bool,
 		for i, e := range stale {
 			zones[i] = e.AvailabilityZone
 		}
-		note(infrav1.WaitingForLoadBalancerReason, fmt.Sprintf("deleting the load balancers of availability zones no longer in the spec: %s", strings.Join(zones, ", ")), PendingRequeue)
+		note(infrav1.WaitingForLoadBalancerReason, fmt.Sprintf("deleting the load balancers of availability zones no longer in the spec: %s", strings.Join(zones, ", ")), requeue.Pending)
 	}
 	if sum.RequeueAfter == 0 {
 		sum.RequeueAfter = poll
