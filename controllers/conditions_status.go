@@ -39,15 +39,30 @@ func setCondition(obj conditions.Setter, conditionType string, status metav1.Con
 	conditions.Set(obj, metav1.Condition{Type: conditionType, Status: status, Reason: reason, Message: message})
 }
 
+// warning is an event the status setters ask for: they compute, and updateStatus records.
+type warning struct{ reason, message string }
+
+// warnings are the events one updateStatus asks for, in order.
+type warnings []warning
+
+func (w *warnings) add(reason, message string) { *w = append(*w, warning{reason, message}) }
+
+// emit records each warning as an event.
+func (w warnings) emit(rep *report.Recorder) {
+	for _, x := range w {
+		rep.Warn(x.reason, report.Resource{}, "%s", x.message)
+	}
+}
+
 // reportProblem sets a condition to False for a problem the user must act on (a spec the cloud
-// refutes, credentials that do not work) and warns with an event when the problem is new. The
+// refutes, credentials that do not work) and asks for a warning when the problem is new. The
 // phase that found it comes back after requeue.Config rather than failing the reconcile
 // (see outcome): nothing changes until the spec or the cloud does, and the cloud sends no event
 // when it does. (A reconcile.TerminalError would never look again on its own.)
-func reportProblem(rep *report.Recorder, obj conditions.Setter, conditionType, reason, message string) {
+func reportProblem(w *warnings, obj conditions.Setter, conditionType, reason, message string) {
 	before := conditions.Get(obj, conditionType)
 	if before == nil || before.Reason != reason || before.Message != message || before.Status != metav1.ConditionFalse {
-		rep.Warn(reason, report.Resource{}, "%s", message)
+		w.add(reason, message)
 	}
 	setCondition(obj, conditionType, metav1.ConditionFalse, reason, message)
 }
@@ -76,9 +91,9 @@ func initConditions(obj conditions.Setter, types []string) {
 // setFailure records on conditionType what stopped a phase: a spec the cloud refutes is a
 // problem for the user (reportProblem), anything else an OpenStack failure that
 // controller-runtime retries.
-func setFailure(obj conditions.Setter, rep *report.Recorder, conditionType string, err error) {
+func setFailure(obj conditions.Setter, w *warnings, conditionType string, err error) {
 	if specErr, ok := report.AsSpecError(err); ok {
-		reportProblem(rep, obj, conditionType, specErr.Reason, specErr.Message)
+		reportProblem(w, obj, conditionType, specErr.Reason, specErr.Message)
 		return
 	}
 	setCondition(obj, conditionType, metav1.ConditionFalse, infrav1.OpenStackErrorReason, failureMessage(err))

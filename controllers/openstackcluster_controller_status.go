@@ -30,7 +30,6 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
@@ -51,21 +50,35 @@ var clusterConditions = []string{
 	infrav1.APIServerDNSReadyCondition,
 }
 
-// updateStatus sets the status and conditions from what the reconcile found, then Ready.
+// updateStatus sets the status and conditions from what the reconcile found, then Ready, and
+// records the warnings the setters asked for. Every setter is a function of the object and the
+// findings alone.
 func (c *clusterReconcile) updateStatus() {
-	osc, f := c.osc, &c.found
+	var w warnings
+	setClusterStatus(c.osc, &w, c.cluster.Name, &c.found, time.Now())
+	if f := &c.found; f.deletion == nil && f.normal && f.identity == nil && f.complete && !f.checkedSince.IsZero() {
+		// What this reconcile read and found ready need not be read by the polls that follow
+		// while Octavia builds (fullChecks).
+		c.r.checks.checked(c.osc, f.checkedSince)
+	}
+	w.emit(c.report)
+}
+
+// setClusterStatus sets osc's status and conditions from what a reconcile of Cluster cluster
+// found, at now, then Ready.
+func setClusterStatus(osc *infrav1.OpenStackCluster, w *warnings, cluster string, f *clusterFindings, now time.Time) {
 	switch {
 	case f.deletion != nil:
 		setDeletionStatus(osc, f.deletion)
 	case f.normal:
 		initConditions(osc, clusterConditions)
 		if f.identity != nil {
-			setIdentityError(c, f.identity)
+			setIdentityError(osc, w, f.identity)
 			break
 		}
-		c.setNetworkStatus()
+		setNetworkStatus(osc, w, f.network, f.router)
 		if f.groups != nil {
-			setSecurityGroupsStatus(c, f.groups)
+			setSecurityGroupsStatus(osc, w, f.groups)
 		}
 		if f.domains != nil && f.domains.err == nil {
 			osc.Status.FailureDomains = f.domains.domains
@@ -75,46 +88,40 @@ func (c *clusterReconcile) updateStatus() {
 			lbs = f.network.loadBalancers
 		}
 		if lbs != nil {
-			setLoadBalancersStatus(c, lbs)
+			setLoadBalancersStatus(osc, w, lbs)
 		}
 		if f.domains != nil {
-			setFailureDomainsCondition(c, f.domains)
+			setFailureDomainsCondition(osc, w, cluster, f.domains)
 		}
 		if f.endpoint != nil {
-			setEndpointStatus(c, f.endpoint)
+			setEndpointStatus(osc, w, f.endpoint)
 		}
 		if f.dns != nil {
-			setDNSCondition(c, f.dns)
+			setDNSCondition(osc, w, f.dns)
 		}
 		if f.lbs != nil && f.lbs.Observed {
-			setMaintenanceStatus(c, f.lbs, f.dns)
+			setMaintenanceStatus(osc, w, cluster, f.lbs, f.dns, now)
 		}
 		if f.complete {
 			setProvisioned(osc, f.lbs)
-			if !f.checkedSince.IsZero() {
-				// What this reconcile read and found ready need not be read by the polls that
-				// follow while Octavia builds (fullChecks).
-				c.r.checks.checked(osc, f.checkedSince)
-			}
 		}
 	}
 	setSummary(osc, clusterConditions)
 }
 
 // setIdentityError reports credentials that do not work on every owned condition, with one event.
-func setIdentityError(c *clusterReconcile, err error) {
+func setIdentityError(osc *infrav1.OpenStackCluster, w *warnings, err error) {
 	message := failureMessage(err)
-	reportProblem(c.report, c.osc, clusterConditions[0], infrav1.IdentityErrorReason, message)
+	reportProblem(w, osc, clusterConditions[0], infrav1.IdentityErrorReason, message)
 	for _, t := range clusterConditions[1:] {
-		setCondition(c.osc, t, metav1.ConditionFalse, infrav1.IdentityErrorReason, message)
+		setCondition(osc, t, metav1.ConditionFalse, infrav1.IdentityErrorReason, message)
 	}
 }
 
 // setNetworkStatus records the external network, the cluster network and the router, and sets
 // NetworkReady once the router phase is done: the network phase sets it only when it fails.
-func (c *clusterReconcile) setNetworkStatus() {
-	osc, f := c.osc, &c.found
-	if n := f.network; n != nil {
+func setNetworkStatus(osc *infrav1.OpenStackCluster, w *warnings, n *networkFound, r *routerFound) {
+	if n != nil {
 		if n.external != nil {
 			osc.Status.ExternalNetwork = n.external
 		}
@@ -125,12 +132,12 @@ func (c *clusterReconcile) setNetworkStatus() {
 			}
 		}
 		if n.err != nil && n.loadBalancers == nil {
-			setFailure(osc, c.report, infrav1.NetworkReadyCondition, n.err)
+			setFailure(osc, w, infrav1.NetworkReadyCondition, n.err)
 		}
 	}
-	if r := f.router; r != nil {
+	if r != nil {
 		if r.err != nil {
-			setFailure(osc, c.report, infrav1.NetworkReadyCondition, r.err)
+			setFailure(osc, w, infrav1.NetworkReadyCondition, r.err)
 			return
 		}
 		osc.Status.Router = r.router
@@ -171,15 +178,15 @@ func setNetworkReady(osc *infrav1.OpenStackCluster) {
 }
 
 // setSecurityGroupsStatus records the managed security groups and sets SecurityGroupsReady.
-func setSecurityGroupsStatus(c *clusterReconcile, g *groupsFound) {
+func setSecurityGroupsStatus(osc *infrav1.OpenStackCluster, w *warnings, g *groupsFound) {
 	switch {
 	case !g.managed:
-		setCondition(c.osc, infrav1.SecurityGroupsReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.managedSecurityGroups is not set")
+		setCondition(osc, infrav1.SecurityGroupsReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.managedSecurityGroups is not set")
 	case g.err != nil:
-		setFailure(c.osc, c.report, infrav1.SecurityGroupsReadyCondition, g.err)
+		setFailure(osc, w, infrav1.SecurityGroupsReadyCondition, g.err)
 	default:
-		c.osc.Status.ControlPlaneSecurityGroup, c.osc.Status.WorkerSecurityGroup = g.controlPlane, g.worker
-		setSecurityGroupsReady(c.osc)
+		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup = g.controlPlane, g.worker
+		setSecurityGroupsReady(osc)
 	}
 }
 
@@ -196,8 +203,7 @@ func setSecurityGroupsReady(osc *infrav1.OpenStackCluster) {
 
 // setLoadBalancersStatus records the API server load balancers and sets
 // APIServerLoadBalancersReady (and APIEndpointReady, when the endpoint cannot be published).
-func setLoadBalancersStatus(c *clusterReconcile, r *zones.Result) {
-	osc := c.osc
+func setLoadBalancersStatus(osc *infrav1.OpenStackCluster, w *warnings, r *zones.Result) {
 	switch {
 	case r.Disabled:
 		setCondition(osc, infrav1.APIServerLoadBalancersReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.apiServerLoadBalancer is not enabled")
@@ -208,7 +214,7 @@ func setLoadBalancersStatus(c *clusterReconcile, r *zones.Result) {
 		}
 		return
 	case r.Err != nil:
-		setFailure(osc, c.report, infrav1.APIServerLoadBalancersReadyCondition, r.Err)
+		setFailure(osc, w, infrav1.APIServerLoadBalancersReadyCondition, r.Err)
 		return
 	}
 	if r.Observed {
@@ -252,13 +258,12 @@ func addresses(lb *infrav1.LoadBalancer) string {
 // with a warning when it is new, while control plane failure domains have no API server load
 // balancer (KCP spreads control plane machines over every control plane failure domain, the
 // check the other cloud's installer makes between load balancer zones and node zones).
-func setFailureDomainsCondition(c *clusterReconcile, d *domainsFound) {
-	osc := c.osc
+func setFailureDomainsCondition(osc *infrav1.OpenStackCluster, w *warnings, cluster string, d *domainsFound) {
 	if d.err != nil {
-		setFailure(osc, c.report, infrav1.FailureDomainsReadyCondition, d.err)
+		setFailure(osc, w, infrav1.FailureDomainsReadyCondition, d.err)
 		return
 	}
-	uncovered := zones.UncoveredControlPlaneZones(loadbalancer.RecordedInput(osc, c.cluster.Name))
+	uncovered := zones.UncoveredControlPlaneZones(loadbalancer.RecordedInput(osc, cluster))
 	if len(uncovered) == 0 {
 		var names []string
 		for _, fd := range osc.Status.FailureDomains {
@@ -275,18 +280,17 @@ func setFailureDomainsCondition(c *clusterReconcile, d *domainsFound) {
 		"control plane machines placed there get no API server traffic; map them in spec.apiServerLoadBalancer.availabilityZoneSubnets, "+
 		"set allowCrossAZLoadBalancerMembers, or leave them out of spec.controlPlaneAvailabilityZones", strings.Join(uncovered, ", "))
 	if before := conditions.Get(osc, infrav1.FailureDomainsReadyCondition); before == nil || before.Message != message {
-		c.report.Warn(infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, report.Resource{}, "%s", message)
+		w.add(infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, message)
 	}
 	setCondition(osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionFalse, infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, message)
 }
 
 // setEndpointStatus fills spec.controlPlaneEndpoint, as the provider contract asks, and sets
 // APIEndpointReady.
-func setEndpointStatus(c *clusterReconcile, e *endpointFound) {
-	osc := c.osc
+func setEndpointStatus(osc *infrav1.OpenStackCluster, w *warnings, e *endpointFound) {
 	switch {
 	case e.err != nil:
-		setFailure(osc, c.report, infrav1.APIEndpointReadyCondition, e.err)
+		setFailure(osc, w, infrav1.APIEndpointReadyCondition, e.err)
 	case e.waiting:
 		setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			"the endpoint is the API server load balancer's address, known once it is provisioned")
@@ -307,20 +311,20 @@ func setEndpointReady(osc *infrav1.OpenStackCluster) {
 }
 
 // setDNSCondition sets APIServerDNSReady from what the DNS phase published.
-func setDNSCondition(c *clusterReconcile, d *dnsFound) {
-	osc, pub := c.osc, d.publication
+func setDNSCondition(osc *infrav1.OpenStackCluster, w *warnings, d *dnsFound) {
+	pub := d.publication
 	switch {
 	case d.notRequired:
 		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.apiServerLoadBalancer.dns is not set")
 	case d.err != nil:
-		setFailure(osc, c.report, infrav1.APIServerDNSReadyCondition, d.err)
+		setFailure(osc, w, infrav1.APIServerDNSReadyCondition, d.err)
 	case d.refusal != nil:
-		reportProblem(c.report, osc, infrav1.APIServerDNSReadyCondition, d.refusal.reason, d.refusal.message)
+		reportProblem(w, osc, infrav1.APIServerDNSReadyCondition, d.refusal.reason, d.refusal.message)
 	case len(pub.Addresses) == 0:
 		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			"no load balancer has its public address yet: nothing is published")
 	case d.crdMissing:
-		reportProblem(c.report, osc, infrav1.APIServerDNSReadyCondition, infrav1.DNSEndpointCRDMissingReason,
+		reportProblem(w, osc, infrav1.APIServerDNSReadyCondition, infrav1.DNSEndpointCRDMissingReason,
 			"the DNSEndpoint kind (externaldns.k8s.io/v1alpha1) is not installed: install ExternalDNS's CRD, or remove spec.apiServerLoadBalancer.dns")
 	case pub.NoneHealthy:
 		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionFalse, infrav1.NoHealthyZoneReason, fmt.Sprintf(
@@ -408,14 +412,14 @@ func knownIDs(status *infrav1.OpenStackClusterStatus) []string {
 
 // setMaintenanceStatus records when the DNS records without the zones being withdrawn were
 // taken up, and sets ZoneMaintenanceReady from where the planned maintenance stands.
-func setMaintenanceStatus(c *clusterReconcile, r *zones.Result, d *dnsFound) {
-	osc, m := c.osc, &r.Maintenance
+func setMaintenanceStatus(osc *infrav1.OpenStackCluster, w *warnings, cluster string, r *zones.Result, d *dnsFound, now time.Time) {
+	m := &r.Maintenance
 	if d != nil && d.takenUp {
-		zones.MarkWithdrawn(osc.Status.APIServerLoadBalancers, time.Now())
+		zones.MarkWithdrawn(osc.Status.APIServerLoadBalancers, now)
 	}
 	switch {
 	case len(m.Refused) > 0:
-		reportProblem(c.report, osc, infrav1.ZoneMaintenanceReadyCondition, infrav1.LastServingZoneReason, m.RefusalMessage(loadbalancer.RecordedInput(osc, c.cluster.Name), r.Zones))
+		reportProblem(w, osc, infrav1.ZoneMaintenanceReadyCondition, infrav1.LastServingZoneReason, m.RefusalMessage(loadbalancer.RecordedInput(osc, cluster), r.Zones))
 	case len(m.Waiting) > 0:
 		setCondition(osc, infrav1.ZoneMaintenanceReadyCondition, metav1.ConditionFalse, infrav1.ZoneWithdrawingReason,
 			"taking out of service: "+strings.Join(m.Waiting, ", "))

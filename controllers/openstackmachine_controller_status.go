@@ -68,56 +68,64 @@ type instanceFound struct {
 	group *servergroups.ServerGroup
 }
 
-// updateStatus sets the status and conditions from what the reconcile found, then Ready.
+// updateStatus sets the status and conditions from what the reconcile found, then Ready, and
+// records the warnings the setters asked for.
 func (m *machineReconcile) updateStatus() {
-	f := &m.found
+	var w warnings
+	setMachineStatus(m.osm, &w, m.conditionTypes(), &m.found)
+	w.emit(m.report)
+}
+
+// setMachineStatus sets osm's status and conditions (of types) from what a reconcile found, then
+// Ready.
+func setMachineStatus(osm *infrav1.OpenStackMachine, w *warnings, types []string, f *machineFindings) {
 	if f.normal {
-		initConditions(m.osm, m.conditionTypes())
+		initConditions(osm, types)
 	}
 	switch {
 	case f.identity != nil:
-		instanceProblem(m, infrav1.IdentityErrorReason, failureMessage(f.identity))
+		instanceProblem(osm, w, infrav1.IdentityErrorReason, failureMessage(f.identity))
 	case f.waitingForCluster:
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForClusterInfrastructureReason,
+		setCondition(osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForClusterInfrastructureReason,
 			"waiting for the Cluster's infrastructure (network, security groups, API server load balancers) to be provisioned")
 	case f.deletion != nil:
-		setMachineDeletionStatus(m, f.deletion)
+		setMachineDeletionStatus(osm, w, f.deletion)
 	case f.instance != nil:
-		setInstanceFound(m, f.instance)
+		setInstanceFound(osm, w, f.instance)
 		if f.ingress != nil {
-			setIngressCondition(m, f.ingress)
+			setIngressCondition(osm, w, f.ingress)
 		}
 	}
-	setSummary(m.osm, m.conditionTypes())
+	setSummary(osm, types)
 }
 
 // instanceProblem sets InstanceReady to False for a problem the user must act on, and warns with
 // an event when the problem is new.
-func instanceProblem(m *machineReconcile, reason, message string) {
-	reportProblem(m.report, m.osm, infrav1.InstanceReadyCondition, reason, message)
+func instanceProblem(osm *infrav1.OpenStackMachine, w *warnings, reason, message string) {
+	reportProblem(w, osm, infrav1.InstanceReadyCondition, reason, message)
 }
 
 // setInstanceFound records what the instance phase found.
-func setInstanceFound(m *machineReconcile, in *instanceFound) {
+func setInstanceFound(osm *infrav1.OpenStackMachine, w *warnings, in *instanceFound) {
 	switch {
 	case in.configurationError:
-		instanceProblem(m, infrav1.InstanceConfigurationErrorReason, in.err.Error())
+		instanceProblem(osm, w, infrav1.InstanceConfigurationErrorReason, in.err.Error())
 	case in.err != nil:
-		setFailure(m.osm, m.report, infrav1.InstanceReadyCondition, in.err)
+		setFailure(osm, w, infrav1.InstanceReadyCondition, in.err)
 	case in.goneID != "":
-		m.osm.Status.InstanceState = ptr.To(infrav1.InstanceStateDeleted)
-		instanceProblem(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
+		osm.Status.InstanceState = ptr.To(infrav1.InstanceStateDeleted)
+		instanceProblem(osm, w, infrav1.InstanceDeletedReason, fmt.Sprintf(
 			"server %s no longer exists in Nova; it is not recreated: delete the Machine to replace it", in.goneID))
 	case in.waitingForBootstrap:
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason,
+		setCondition(osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason,
 			"waiting for the Machine's bootstrap data secret")
 	case in.waitingForImage != "":
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForImageReason, in.waitingForImage)
+		setCondition(osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForImageReason, in.waitingForImage)
 	case in.volumesPending != nil:
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForVolumesReason,
+		setCondition(osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.WaitingForVolumesReason,
 			in.volumesPending.Error()+"; the server is created once they are available")
 	default:
-		setInstanceStatus(m, in.server, in.group)
+		setInstanceStatus(osm, w, in.server, in.group)
 	}
 }
 
@@ -125,32 +133,32 @@ func setInstanceFound(m *machineReconcile, in *instanceFound) {
 // InstanceReady from Nova's status of it. A server in ERROR or deleted behind Cluster API's back
 // is reported, never recreated: the provider ID names it. (instanceRequeue says when to look
 // again.)
-func setInstanceStatus(m *machineReconcile, server *servers.Server, group *servergroups.ServerGroup) {
-	m.osm.Status.InstanceID = ptr.To(server.ID)
-	if ptr.Deref(m.osm.Spec.ProviderID, "") == "" {
+func setInstanceStatus(osm *infrav1.OpenStackMachine, w *warnings, server *servers.Server, group *servergroups.ServerGroup) {
+	osm.Status.InstanceID = ptr.To(server.ID)
+	if ptr.Deref(osm.Spec.ProviderID, "") == "" {
 		// Set once: a provider ID upstream CAPO wrote with a region (openstack://RegionOne/<id>)
 		// names the same server, and the Machine has copied it.
-		m.osm.Spec.ProviderID = ptr.To("openstack:///" + server.ID)
+		osm.Spec.ProviderID = ptr.To("openstack:///" + server.ID)
 	}
-	m.osm.Status.InstanceState = ptr.To(infrav1.InstanceState(server.Status))
+	osm.Status.InstanceState = ptr.To(infrav1.InstanceState(server.Status))
 	if server.AvailabilityZone != "" {
-		m.osm.Status.FailureDomain = server.AvailabilityZone
+		osm.Status.FailureDomain = server.AvailabilityZone
 	}
 
 	switch server.Status {
 	case "ACTIVE":
-		m.osm.Status.Addresses = compute.Addresses(server)
-		if !hasInternalIP(m.osm.Status.Addresses) {
+		osm.Status.Addresses = compute.Addresses(server)
+		if !hasInternalIP(osm.Status.Addresses) {
 			// Nova shows the ports' addresses a moment after the server turns ACTIVE on some clouds.
-			setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
+			setCondition(osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
 				fmt.Sprintf("server %s is ACTIVE, waiting for Nova to show its addresses", server.ID))
 			break
 		}
-		m.osm.Status.Initialization = &infrav1.OpenStackMachineInitializationStatus{Provisioned: ptr.To(true)}
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
-			fmt.Sprintf("server %s (%s) is ACTIVE in %s at %s", server.Name, server.ID, server.AvailabilityZone, addressList(m.osm.Status.Addresses)))
+		osm.Status.Initialization = &infrav1.OpenStackMachineInitializationStatus{Provisioned: ptr.To(true)}
+		setCondition(osm, infrav1.InstanceReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+			fmt.Sprintf("server %s (%s) is ACTIVE in %s at %s", server.Name, server.ID, server.AvailabilityZone, addressList(osm.Status.Addresses)))
 	case "BUILD":
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
+		setCondition(osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceBuildingReason,
 			fmt.Sprintf("Nova is building server %s", server.ID))
 	case "ERROR":
 		fault := server.Fault.Message
@@ -158,19 +166,19 @@ func setInstanceStatus(m *machineReconcile, server *servers.Server, group *serve
 			fault = "Nova gave no fault message"
 		}
 		if group != nil && compute.NoValidHost(server) {
-			instanceProblem(m, infrav1.ServerGroupPolicyUnsatisfiableReason, fmt.Sprintf(
+			instanceProblem(osm, w, infrav1.ServerGroupPolicyUnsatisfiableReason, fmt.Sprintf(
 				"server %s is in ERROR: %s (code %d): no host keeps the %s policy of server group %s (%s), which has %d other members; "+
 					"it is not recreated: free a host, or use a soft policy, then delete the Machine to replace it",
 				server.ID, fault, server.Fault.Code, compute.GroupPolicy(group), group.Name, group.ID, otherMembers(group, server.ID)))
 			break
 		}
-		instanceProblem(m, infrav1.InstanceErrorReason, fmt.Sprintf(
+		instanceProblem(osm, w, infrav1.InstanceErrorReason, fmt.Sprintf(
 			"server %s is in ERROR: %s (code %d); it is not recreated: delete the Machine to replace it", server.ID, fault, server.Fault.Code))
 	case "DELETED", "SOFT_DELETED":
-		instanceProblem(m, infrav1.InstanceDeletedReason, fmt.Sprintf(
+		instanceProblem(osm, w, infrav1.InstanceDeletedReason, fmt.Sprintf(
 			"server %s was deleted outside Cluster API; it is not recreated: delete the Machine to replace it", server.ID))
 	default:
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceNotRunningReason,
+		setCondition(osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.InstanceNotRunningReason,
 			fmt.Sprintf("server %s is %s", server.ID, server.Status))
 	}
 }
@@ -187,7 +195,7 @@ func otherMembers(group *servergroups.ServerGroup, server string) int {
 }
 
 // setIngressCondition sets APIServerIngressReady from what membership found.
-func setIngressCondition(m *machineReconcile, in *ingressFound) {
+func setIngressCondition(osm *infrav1.OpenStackMachine, w *warnings, in *ingressFound) {
 	var names []string
 	unknown := false
 	for _, t := range in.membership.Targets {
@@ -196,61 +204,61 @@ func setIngressCondition(m *machineReconcile, in *ingressFound) {
 	}
 	switch {
 	case in.err != nil:
-		setFailure(m.osm, m.report, infrav1.APIServerIngressReadyCondition, in.err)
+		setFailure(osm, w, infrav1.APIServerIngressReadyCondition, in.err)
 	case in.notRequired:
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason,
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason,
 			"the cluster has no API server load balancer and no API server floating IP")
 	case in.server.Status != "ACTIVE":
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForInstanceReason,
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForInstanceReason,
 			fmt.Sprintf("server %s is %s", in.server.ID, in.server.Status))
 	case in.address == "":
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForInstanceReason,
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForInstanceReason,
 			fmt.Sprintf("server %s has no address on the cluster network %s yet", in.server.ID, in.network))
 	case in.floating != nil && in.floating.Address == "":
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForAPIServerFloatingIPReason,
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForAPIServerFloatingIPReason,
 			"the cluster has no API server load balancer, and its API server floating IP is not allocated yet")
 	case in.floating != nil && in.floating.FixedIP == in.address:
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
 			fmt.Sprintf("the API server floating IP %s is on this machine's address %s (the cluster has no API server load balancer)", in.floating.Address, in.address))
 	case in.floating != nil:
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
 			fmt.Sprintf("the API server floating IP %s is on address %s, not this machine's; this machine takes it when that port is gone "+
 				"(the cluster has no API server load balancer)", in.floating.Address, in.floating.FixedIP))
 	case in.membership.ZonePlanned:
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			fmt.Sprintf("the API server load balancer of availability zone %s is not created yet", in.zone))
 	case in.membership.ZoneMissing:
 		message := fmt.Sprintf("availability zone %q has no API server load balancer (spec.apiServerLoadBalancer.availabilityZoneSubnets maps %s) "+
 			"and allowCrossAZLoadBalancerMembers is off: this control plane machine gets no API server traffic; map the zone, "+
 			"set allowCrossAZLoadBalancerMembers, or keep control plane machines out of it with spec.controlPlaneAvailabilityZones",
 			in.zone, in.membership.MappedZones)
-		reportProblem(m.report, m.osm, infrav1.APIServerIngressReadyCondition, infrav1.NoLoadBalancerInAvailabilityZoneReason, message)
+		reportProblem(w, osm, infrav1.APIServerIngressReadyCondition, infrav1.NoLoadBalancerInAvailabilityZoneReason, message)
 	case len(in.membership.Targets) == 0 || unknown:
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			"the API server load balancer is not created yet")
 	case !in.membership.Done:
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			fmt.Sprintf("registering %s with %s", in.address, strings.Join(names, ", ")))
 	case in.membership.Disabled:
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
 			fmt.Sprintf("%s is a disabled member of %s: availability zone %s is in maintenance, the machine takes no new connection", in.address, strings.Join(names, ", "), in.zone))
 	default:
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
 			fmt.Sprintf("%s is a member of %s", in.address, strings.Join(names, ", ")))
 	}
 }
 
 // setMachineDeletionStatus says where the deletion stands.
-func setMachineDeletionStatus(m *machineReconcile, d *machineDeletionFound) {
+func setMachineDeletionStatus(osm *infrav1.OpenStackMachine, w *warnings, d *machineDeletionFound) {
 	ingress := func(message string) {
-		setCondition(m.osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason, message)
+		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason, message)
 	}
 	instance := func(message string) {
-		setCondition(m.osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason, message)
+		setCondition(osm, infrav1.InstanceReadyCondition, metav1.ConditionFalse, infrav1.DeletingReason, message)
 	}
 	switch {
 	case d.membershipErr != nil:
-		setFailure(m.osm, m.report, infrav1.APIServerIngressReadyCondition, d.membershipErr)
+		setFailure(osm, w, infrav1.APIServerIngressReadyCondition, d.membershipErr)
 	case d.membershipLeft:
 		ingress("removing the machine from the API server load balancers")
 	case d.membershipGone:
@@ -258,7 +266,7 @@ func setMachineDeletionStatus(m *machineReconcile, d *machineDeletionFound) {
 	}
 	switch {
 	case d.instanceErr != nil:
-		setFailure(m.osm, m.report, infrav1.InstanceReadyCondition, d.instanceErr)
+		setFailure(osm, w, infrav1.InstanceReadyCondition, d.instanceErr)
 	case d.deletingServer != "":
 		instance(fmt.Sprintf("Nova is deleting server %s", d.deletingServer))
 	case d.done:
