@@ -75,7 +75,7 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 			return ctrl.Result{}, err
 		}
 	}
-	if err := c.net.DeleteAPIServerFloatingIP(ctx, networking.APIServerFloatingIPDescription(cluster.Namespace, cluster.Name)); err != nil {
+	if err := c.net.DeleteAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(cluster.Namespace, cluster.Name)); err != nil {
 		return ctrl.Result{}, err
 	}
 	// The load balancers go first when their VIP ports may be on the cluster network. While

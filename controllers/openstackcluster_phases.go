@@ -277,8 +277,7 @@ func (c *clusterReconcile) reconcileEndpoint(ctx context.Context, lbs *zones.Res
 		}
 		if !spec.APIServerLoadBalancerEnabled() && !ptr.Deref(spec.DisableAPIServerFloatingIP, false) && external != nil && spec.APIServerFloatingIP == nil && isIP(found.Host) {
 			// Taken over from upstream CAPO: its floating IP at the host becomes the cluster's.
-			if err := c.net.AdoptAPIServerFloatingIP(ctx, networking.APIServerFloatingIPDescription(c.cluster.Namespace, c.cluster.Name),
-				networking.UpstreamAPIServerFloatingIPDescription(c.cluster.Namespace, c.cluster.Name), found.Host); err != nil {
+			if err := c.net.AdoptAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(c.cluster.Namespace, c.cluster.Name), found.Host); err != nil {
 				return &endpointFound{outcome: failedWith(err)}
 			}
 		}
@@ -295,7 +294,7 @@ func (c *clusterReconcile) reconcileEndpoint(ctx context.Context, lbs *zones.Res
 	var host string
 	switch {
 	case !ptr.Deref(spec.DisableAPIServerFloatingIP, false) && external != nil:
-		address, err := c.net.ReconcileAPIServerFloatingIP(ctx, networking.APIServerFloatingIPDescription(c.cluster.Namespace, c.cluster.Name),
+		address, err := c.net.ReconcileAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(c.cluster.Namespace, c.cluster.Name),
 			external.ID, spec.APIServerFloatingIP)
 		if err != nil {
 			return &endpointFound{outcome: failedWith(err)}

@@ -141,7 +141,7 @@ func TestWithoutLoadBalancerUpstreamsFloatingIPIsTakenOver(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		return fip.FloatingIP
 	}
-	upstream := allocate(networking.UpstreamAPIServerFloatingIPDescription(ns, "c"))
+	upstream := allocate(networking.APIServerFloatingIPMarks(ns, "c").TakenOver[0])
 	users := allocate("the team's reserved address")
 
 	// c was upstream's; d's endpoint is the user's address.
@@ -153,7 +153,7 @@ func TestWithoutLoadBalancerUpstreamsFloatingIPIsTakenOver(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(conditions.IsTrue(get(g, osc), infrav1.ReadyCondition)).To(BeTrue())
 		g.Expect(conditions.IsTrue(get(g, other), infrav1.ReadyCondition)).To(BeTrue())
-		g.Expect(floatingIPAt(g, cloud, upstream).Description).To(Equal(networking.APIServerFloatingIPDescription(ns, "c")))
+		g.Expect(floatingIPAt(g, cloud, upstream).Description).To(Equal(networking.APIServerFloatingIPMarks(ns, "c").Ours))
 		g.Expect(eventReasons(g, ns)).To(ContainElement("AdoptedFloatingIP"))
 	}, eventually, poll).Should(Succeed())
 	g.Expect(floatingIPAt(g, cloud, users).Description).To(Equal("the team's reserved address"))

@@ -41,7 +41,7 @@ func TestMigrationRenamesEachChild(t *testing.T) {
 		old, err := w.cloud.LoadBalancer().CreateLoadBalancer(ctx, loadbalancers.CreateOpts{Name: legacy, VipSubnetID: w.subnets[""].ID, Tags: []string{"user-tag"}})
 		g.Expect(err).NotTo(HaveOccurred())
 		d := w.desired("az1")
-		d.FormerNames = []string{legacy}
+		continues(d, "")
 
 		out := w.service().Reconcile(ctx, d, nil)
 		g.Expect(out.State).To(Equal(zones.StateWaiting))
@@ -68,7 +68,7 @@ func TestMigrationRenamesEachChild(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		w.settle(t, lb.ID)
 		back := w.desired("")
-		back.FormerNames = []string{az1.Name}
+		continues(back, "az1")
 		k := &infrav1.LoadBalancer{Name: az1.Name, ID: lb.ID, InternalIP: lb.VipAddress, IP: lb.VipAddress, AvailabilityZone: "az1", Tags: az1.Tags,
 			LoadBalancerNetwork: &infrav1.NetworkStatusWithSubnets{NetworkStatus: az1.Network, Subnets: []infrav1.Subnet{*az1.Subnet}}}
 
@@ -89,7 +89,7 @@ func TestMigrationRenamesEachChild(t *testing.T) {
 		t.Helper()
 		w := newWorld(t, "az1")
 		d := w.desired("az1")
-		d.FormerNames = []string{legacy}
+		continues(d, "")
 		ready, _ := converge(t, w.service(), d, nil)
 		l, p, m := w.children(t, ready.Status.ID, zones.ChildName(d.Name, 8132))
 		old := zones.ChildName(legacy, 8132)

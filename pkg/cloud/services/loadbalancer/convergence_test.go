@@ -97,6 +97,12 @@ func (w *world) desired(az string) *zones.Desired {
 	}
 }
 
+// continues makes d continue the load balancer of zone former ("" for the single one), as the
+// plan does.
+func continues(d *zones.Desired, former string) {
+	d.FormerNames = []string{zones.Name("ns", "c", former)}
+}
+
 // converge reconciles until the load balancer is ready, as the controller's requeues would, and
 // returns the last outcome and how many reconciles it took.
 func converge(t *testing.T, s *Service, d *zones.Desired, known *infrav1.LoadBalancer) (zones.Outcome, int) {
@@ -246,7 +252,7 @@ func TestMigrationRenamesTheLegacyLoadBalancerKeepingItsAddresses(t *testing.T) 
 	// availabilityZoneSubnets with az1 first: az1 inherits the legacy load balancer. Its VIP is
 	// on the legacy subnet, which is what the status must say.
 	az1 := w.desired("az1")
-	az1.FormerNames = []string{zones.Name("ns", "c", "")}
+	continues(az1, "")
 	out, rounds := converge(t, s, az1, legacy.Status)
 	g.Expect(rounds).To(Equal(8), "the load balancer, then listener, pool and monitor of two ports, one change per reconcile")
 	g.Expect(out.Status.ID).To(Equal(legacy.Status.ID))
@@ -275,7 +281,7 @@ func TestMigrationRenamesTheLegacyLoadBalancerKeepingItsAddresses(t *testing.T) 
 
 	// Back to a single load balancer: the first zone's becomes the legacy one again.
 	single := w.desired("")
-	single.FormerNames = []string{out.Status.Name}
+	continues(single, out.Status.AvailabilityZone)
 	back, _ := converge(t, s, single, out.Status)
 	g.Expect(back.Status.ID).To(Equal(legacy.Status.ID))
 	g.Expect(back.Status.Name).To(Equal(zones.Name("ns", "c", "")))
@@ -293,7 +299,7 @@ func TestCorrectlyNamedResourcesAreAdoptedNotRenamed(t *testing.T) {
 	// A legacy load balancer appears too (restored by someone): the zone keeps its own, and
 	// the legacy one is not renamed over it.
 	d := w.desired("az1")
-	d.FormerNames = []string{zones.Name("ns", "c", "")}
+	continues(d, "")
 	out, rounds := converge(t, s, d, nil)
 	g.Expect(rounds).To(Equal(1))
 	g.Expect(out.Status.ID).To(Equal(made.Status.ID))

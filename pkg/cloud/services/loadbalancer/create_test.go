@@ -67,7 +67,7 @@ func TestCreateIsOneFullyPopulatedLoadBalancerWithTheZoneHint(t *testing.T) {
 	for _, az := range []string{"az1", "az2"} {
 		d := w.desired(az)
 		d.Provider = "amphora"
-		d.FormerNames = []string{zones.Name("ns", "c", "")}
+		continues(d, "")
 		out := s.Reconcile(ctx, d, nil)
 		g.Expect(out.State).To(Equal(zones.StateWaiting))
 		g.Expect(out.Reason).To(Equal(infrav1.WaitingForLoadBalancerReason))

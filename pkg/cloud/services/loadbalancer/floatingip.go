@@ -19,12 +19,14 @@ package loadbalancer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
@@ -59,10 +61,10 @@ func (s *Service) floatingIP(ctx context.Context, d *zones.Desired, f *found, st
 	if err != nil {
 		return failed(fmt.Errorf("listing floating IPs: %w", err)), true
 	}
-	// Listed by the mark of this load balancer's floating IP, or by the user's address.
-	free, err := ownership.Find("floating IP", want.Description+want.Address, fips, func(fip *floatingips.FloatingIP) ownership.Candidate {
-		return ownership.Candidate{ID: fip.ID, Name: fip.FloatingIP, Claim: ownership.Ours}
-	})
+	// Listed by the mark of this load balancer's floating IP, or by the user's address: one rule
+	// (ownership.ChooseFloatingIP) says which may be used.
+	marks := ownership.FloatingIPMarks{Ours: want.Description, TakenOver: want.TakenOver}
+	free, _, err := networking.ChooseFloatingIP(fips, marks, want.Address != "")
 	if err != nil {
 		return failed(err), true
 	}
@@ -90,14 +92,25 @@ func (s *Service) floatingIP(ctx context.Context, d *zones.Desired, f *found, st
 	}
 
 	if want.Address == "" {
-		// A floating IP this controller did not mark may already be on the VIP: one from before a
-		// migration, or from another tool. It is adopted and marked.
+		// A floating IP this controller did not mark may already be on the VIP, the load
+		// balancer's own port: one from before a migration, or from another tool. The rule
+		// chooses as for an address the user named (another object's mark is refused), and the
+		// one chosen is adopted and marked: it serves this load balancer already.
 		onPort, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{PortID: vipPort})
 		if err != nil {
 			return failed(fmt.Errorf("listing floating IPs: %w", err)), true
 		}
-		if len(onPort) > 0 {
-			fip := onPort[0]
+		onVIP := marks
+		for _, fip := range onPort {
+			if _, ours := zones.ZoneOfFloatingIP(fip.Description, s.owner.Namespace, s.cluster); ours {
+				onVIP.TakenOver = append(slices.Clone(onVIP.TakenOver), fip.Description) // another of the cluster's load balancers' (a migration)
+			}
+		}
+		fip, _, err := networking.ChooseFloatingIP(onPort, onVIP, true)
+		if err != nil {
+			return failed(err), true
+		}
+		if fip != nil {
 			description := want.Description
 			if _, err := s.net.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{Description: &description}); err != nil {
 				return failed(fmt.Errorf("marking floating IP %s as the load balancer's: %w", fip.FloatingIP, err)), true

@@ -230,7 +230,8 @@ func TestPlanGivesEachZoneItsOwnFloatingIP(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(plan.Desired).To(HaveLen(3))
 	g.Expect(*plan.Desired[0].FloatingIP).To(Equal(zones.FloatingIP{ExternalNetworkID: "public", Address: "172.24.4.51",
-		Field: zones.LBPath.Child("availabilityZoneSubnets").Index(0).Child("floatingIP"), Description: zones.FloatingIPDescription("ns", "c", "az1")}))
+		Field: zones.LBPath.Child("availabilityZoneSubnets").Index(0).Child("floatingIP"), Description: zones.FloatingIPDescription("ns", "c", "az1"),
+		TakenOver: []string{"Created by cluster-api-provider-openstack cluster ns-c"}}), "the first zone takes over upstream's address")
 	g.Expect(plan.Desired[1].FloatingIP.Address).To(BeEmpty(), "a zone without one gets an address the controller allocates")
 	g.Expect(plan.Desired[2].FloatingIP.Address).To(Equal("172.24.4.53"))
 	g.Expect(plan.StaleRemoval(RecordedInput(osc, "c")).KeepAddresses).To(Equal([]string{"172.24.4.51", "172.24.4.53"}),

@@ -19,39 +19,47 @@ package networking
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
-// APIServerFloatingIPDescription marks the floating IP the controller allocates for a cluster's
-// API server, so that it is found again after a lost status and deleted with the cluster.
-func APIServerFloatingIPDescription(namespace, cluster string) string {
-	return apiServerMarkPrefix + namespace + "/" + cluster
+// APIServerFloatingIPMarks are the marks of the floating IP of the API server of a cluster
+// without a load balancer: the description the controller gives the address it allocates, so that
+// it is found again after a lost status and deleted with the cluster, and the one upstream CAPO
+// v0.14 gave it, taken over.
+func APIServerFloatingIPMarks(namespace, cluster string) ownership.FloatingIPMarks {
+	return ownership.FloatingIPMarks{
+		Ours:      ownership.FloatingIPMarkPrefix + "API server of " + namespace + "/" + cluster,
+		TakenOver: []string{ownership.UpstreamDescription(namespace, cluster)},
+	}
 }
 
-const (
-	// markPrefix begins this provider's marks of floating IPs: a cluster's API server endpoint,
-	// or a load balancer's.
-	markPrefix = "Cluster API OpenStack provider: "
-	// ownershipMarkPrefix begins the descriptions of the other resources this provider makes.
-	ownershipMarkPrefix = "Created by the Cluster API OpenStack provider"
-	// apiServerMarkPrefix begins this provider's mark of a cluster's API server floating IP.
-	apiServerMarkPrefix = markPrefix + "API server of "
-	// upstreamMarkPrefix begins upstream CAPO v0.14's description of what it made for a cluster.
-	upstreamMarkPrefix = "Created by cluster-api-provider-openstack cluster "
-)
+// ChooseFloatingIP is ownership.ChooseFloatingIP over the floating IPs Neutron listed: every
+// path that finds a floating IP chooses through it.
+func ChooseFloatingIP(found []floatingips.FloatingIP, marks ownership.FloatingIPMarks, userNamed bool) (*floatingips.FloatingIP, ownership.Claim, error) {
+	read := make([]ownership.FloatingIP, len(found))
+	for i, fip := range found {
+		read[i] = ownership.FloatingIP{ID: fip.ID, Address: fip.FloatingIP, Description: fip.Description}
+	}
+	i, claim, err := ownership.ChooseFloatingIP(read, marks, userNamed)
+	if i < 0 || err != nil {
+		return nil, claim, err
+	}
+	return &found[i], claim, nil
+}
 
 // ReconcileAPIServerFloatingIP returns the floating IP address of the API server: the user's
 // address when given (allocated if it does not exist yet, never deleted), or one the controller
-// allocates on the external network and finds again by its description.
-func (s *Service) ReconcileAPIServerFloatingIP(ctx context.Context, description, externalNetworkID string, userAddress *string) (string, error) {
-	opts := floatingips.ListOpts{FloatingNetworkID: externalNetworkID, Description: description}
-	create := floatingips.CreateOpts{FloatingNetworkID: externalNetworkID, Description: description}
+// allocates on the external network and finds again by its mark. An address another object's
+// mark claims is refused.
+func (s *Service) ReconcileAPIServerFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks, externalNetworkID string, userAddress *string) (string, error) {
+	opts := floatingips.ListOpts{FloatingNetworkID: externalNetworkID, Description: marks.Ours}
+	create := floatingips.CreateOpts{FloatingNetworkID: externalNetworkID, Description: marks.Ours}
 	if userAddress != nil {
 		opts = floatingips.ListOpts{FloatingIP: *userAddress}
 		create = floatingips.CreateOpts{FloatingNetworkID: externalNetworkID, FloatingIP: *userAddress}
@@ -60,10 +68,14 @@ func (s *Service) ReconcileAPIServerFloatingIP(ctx context.Context, description,
 	if err != nil {
 		return "", fmt.Errorf("listing floating IPs: %w", err)
 	}
-	if len(found) > 0 {
-		return found[0].FloatingIP, nil
+	fip, _, err := ChooseFloatingIP(found, marks, userAddress != nil)
+	if err != nil {
+		return "", err
 	}
-	fip, err := s.client.CreateFloatingIP(ctx, create)
+	if fip != nil {
+		return fip.FloatingIP, nil
+	}
+	fip, err = s.client.CreateFloatingIP(ctx, create)
 	if err != nil {
 		return "", fmt.Errorf("allocating the API server floating IP on network %s: %w", externalNetworkID, err)
 	}
@@ -71,10 +83,10 @@ func (s *Service) ReconcileAPIServerFloatingIP(ctx context.Context, description,
 	return fip.FloatingIP, nil
 }
 
-// DeleteAPIServerFloatingIP releases the floating IP the controller allocated for the API server.
-// The user's apiServerFloatingIP is never found this way: it does not carry the description.
-func (s *Service) DeleteAPIServerFloatingIP(ctx context.Context, description string) error {
-	found, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{Description: description})
+// DeleteAPIServerFloatingIP releases the floating IP the controller allocated for the API server
+// (marks.Ours). The user's apiServerFloatingIP is never found this way: it does not carry the mark.
+func (s *Service) DeleteAPIServerFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks) error {
+	found, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{Description: marks.Ours})
 	if err != nil {
 		return fmt.Errorf("listing floating IPs: %w", err)
 	}
@@ -87,30 +99,24 @@ func (s *Service) DeleteAPIServerFloatingIP(ctx context.Context, description str
 	return nil
 }
 
-// UpstreamAPIServerFloatingIPDescription is the description upstream CAPO v0.14 gave the floating
-// IP it allocated for the API server of a cluster without a load balancer.
-func UpstreamAPIServerFloatingIPDescription(namespace, cluster string) string {
-	return upstreamMarkPrefix + namespace + "-" + cluster
-}
-
-// AdoptAPIServerFloatingIP marks as the cluster's (description) the floating IP at host that
-// upstream CAPO allocated for the API server of a cluster without a load balancer, so that it
-// is released with the cluster like one this provider allocated. A floating IP at host with any
-// other description is left as it is: the user's, or someone else's.
-func (s *Service) AdoptAPIServerFloatingIP(ctx context.Context, description, upstreamDescription, host string) error {
+// AdoptAPIServerFloatingIP marks as the cluster's (marks.Ours) the floating IP at host that
+// upstream CAPO allocated for the API server of a cluster without a load balancer (marks.TakenOver),
+// so that it is released with the cluster like one this provider allocated. An unmarked floating
+// IP at host is the user's, and is left as it is; one another object's mark claims is refused.
+func (s *Service) AdoptAPIServerFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks, host string) error {
 	found, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: host})
 	if err != nil {
 		return fmt.Errorf("listing floating IPs: %w", err)
 	}
-	for _, fip := range found {
-		if fip.Description != upstreamDescription {
-			continue
-		}
-		if _, err := s.client.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{Description: &description}); err != nil {
-			return fmt.Errorf("marking floating IP %s as the cluster's API server address: %w", fip.FloatingIP, err)
-		}
-		s.report.Changed("AdoptedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Adopted floating IP %s, which upstream CAPO allocated for the API server", fip.FloatingIP)
+	fip, claim, err := ChooseFloatingIP(found, marks, true)
+	if err != nil || claim != ownership.Upstream {
+		return err
 	}
+	description := marks.Ours
+	if _, err := s.client.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{Description: &description}); err != nil {
+		return fmt.Errorf("marking floating IP %s as the cluster's API server address: %w", fip.FloatingIP, err)
+	}
+	s.report.Changed("AdoptedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Adopted floating IP %s, which upstream CAPO allocated for the API server", fip.FloatingIP)
 	return nil
 }
 
@@ -127,28 +133,29 @@ type EndpointFloatingIP struct {
 // HoldAPIServerFloatingIP puts the cluster's API server floating IP on a control plane machine's
 // port, unless it is on a port already: the first control plane machine holds it, as upstream
 // did, and another takes it once that machine's port is gone. The floating IP is the one the
-// controller allocated (description), else the one at address (the user's apiServerFloatingIP or
-// endpoint host; "" for none) unless it carries another cluster's mark. serverID and fixedIP
-// select the port: the server's on its cluster network address.
-func (s *Service) HoldAPIServerFloatingIP(ctx context.Context, description, upstreamDescription, address, serverID, fixedIP string) (*EndpointFloatingIP, error) {
-	found, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{Description: description})
+// controller allocated (marks.Ours), else the one at address (the user's apiServerFloatingIP or
+// endpoint host; "" for none), as ownership.ChooseFloatingIP chooses: never one another object's
+// mark claims. serverID and fixedIP select the port: the server's on its cluster network address.
+func (s *Service) HoldAPIServerFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks, address, serverID, fixedIP string) (*EndpointFloatingIP, error) {
+	found, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{Description: marks.Ours})
 	if err != nil {
 		return nil, fmt.Errorf("listing floating IPs: %w", err)
 	}
-	if len(found) == 0 && address != "" {
+	fip, _, err := ChooseFloatingIP(found, marks, false)
+	if err != nil {
+		return nil, err
+	}
+	if fip == nil && address != "" {
 		if found, err = s.client.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: address}); err != nil {
 			return nil, fmt.Errorf("listing floating IPs: %w", err)
 		}
-		for _, fip := range found {
-			if markedForAnother(fip.Description, description, upstreamDescription) {
-				return nil, fmt.Errorf("floating IP %s carries the mark of something else a provider made (description %q): it is not taken", fip.FloatingIP, fip.Description)
-			}
+		if fip, _, err = ChooseFloatingIP(found, marks, true); err != nil {
+			return nil, err
 		}
 	}
-	if len(found) == 0 {
+	if fip == nil {
 		return &EndpointFloatingIP{}, nil
 	}
-	fip := found[0]
 	if fip.PortID != "" {
 		return &EndpointFloatingIP{Address: fip.FloatingIP, FixedIP: fip.FixedIP}, nil
 	}
@@ -166,19 +173,4 @@ func (s *Service) HoldAPIServerFloatingIP(ctx context.Context, description, upst
 	s.report.Changed("AssociatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID},
 		"Associated the API server floating IP %s with control plane port %s (%s)", fip.FloatingIP, port, fixedIP)
 	return &EndpointFloatingIP{Address: fip.FloatingIP, FixedIP: fixedIP, Associated: true}, nil
-}
-
-// markedForAnother says whether a floating IP's description is a mark this provider or upstream
-// CAPO gives what it makes (for any cluster, and any purpose: an API server endpoint, a zone's
-// load balancer, ...) other than ours and upstreams, this cluster's API server marks.
-func markedForAnother(description, ours, upstreams string) bool {
-	if description == ours || description == upstreams {
-		return false
-	}
-	for _, prefix := range []string{markPrefix, ownershipMarkPrefix, upstreamMarkPrefix} {
-		if strings.HasPrefix(description, prefix) {
-			return true
-		}
-	}
-	return false
 }

@@ -29,7 +29,8 @@ import (
 )
 
 func TestHoldAPIServerFloatingIP(t *testing.T) {
-	ours, upstreams := APIServerFloatingIPDescription("ns", "c"), UpstreamAPIServerFloatingIPDescription("ns", "c")
+	marks := APIServerFloatingIPMarks("ns", "c")
+	ours, upstreams := marks.Ours, marks.TakenOver[0]
 	byMark := floatingips.ListOpts{Description: ours}
 	byAddress := floatingips.ListOpts{FloatingIP: "203.0.113.7"}
 	port := ports.ListOpts{DeviceID: "server", FixedIPs: []ports.FixedIPOpts{{IPAddress: "10.0.0.5"}}}
@@ -57,7 +58,7 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 		name:    "already on a port (this machine's or another's): left there",
 		address: "203.0.113.7",
 		expect: func(m *mock.MockNetworkClient) {
-			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return([]floatingips.FloatingIP{{FloatingIP: "203.0.113.7", PortID: "other", FixedIP: "10.0.0.9"}}, nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return([]floatingips.FloatingIP{{FloatingIP: "203.0.113.7", Description: ours, PortID: "other", FixedIP: "10.0.0.9"}}, nil)
 		},
 		want: EndpointFloatingIP{Address: "203.0.113.7", FixedIP: "10.0.0.9"},
 	}, {
@@ -83,17 +84,17 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 		address: "203.0.113.7",
 		expect: func(m *mock.MockNetworkClient) {
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
-			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(APIServerFloatingIPDescription("other", "c")), nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(APIServerFloatingIPMarks("other", "c").Ours), nil)
 		},
-		err: `floating IP 203.0.113.7 carries the mark of something else a provider made (description "Cluster API OpenStack provider: API server of other/c"): it is not taken`,
+		err: `floating IP 203.0.113.7 (fip) carries the mark of API server of other/c: it is never taken, changed or released for this cluster`,
 	}, {
 		name:    "upstream's floating IP of another cluster: refused",
 		address: "203.0.113.7",
 		expect: func(m *mock.MockNetworkClient) {
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
-			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(UpstreamAPIServerFloatingIPDescription("ns", "d")), nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(APIServerFloatingIPMarks("ns", "d").TakenOver[0]), nil)
 		},
-		err: "carries the mark of something else a provider made",
+		err: "carries the mark of upstream CAPO's cluster ns-d",
 	}, {
 		name:    "another cluster's load balancer floating IP, free while Octavia recreates it: refused",
 		address: "203.0.113.7",
@@ -101,7 +102,7 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free("Cluster API OpenStack provider: API server load balancer of other/c in availability zone az1"), nil)
 		},
-		err: "carries the mark of something else a provider made",
+		err: "carries the mark of API server load balancer of other/c in availability zone az1",
 	}, {
 		name: "nothing allocated yet, no address asked for",
 		expect: func(m *mock.MockNetworkClient) {
@@ -112,7 +113,7 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 			g := NewWithT(t)
 			s, m, _ := newService(t)
 			tc.expect(m)
-			got, err := s.HoldAPIServerFloatingIP(ctx, ours, upstreams, tc.address, "server", "10.0.0.5")
+			got, err := s.HoldAPIServerFloatingIP(ctx, marks, tc.address, "server", "10.0.0.5")
 			if tc.err != "" {
 				g.Expect(err).To(MatchError(ContainSubstring(tc.err)))
 				return
@@ -125,11 +126,12 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 
 func TestAdoptAPIServerFloatingIPTakesUpstreamsOnly(t *testing.T) {
 	g := NewWithT(t)
-	ours, upstreams := APIServerFloatingIPDescription("ns", "c"), UpstreamAPIServerFloatingIPDescription("ns", "c")
+	marks := APIServerFloatingIPMarks("ns", "c")
+	ours, upstreams := marks.Ours, marks.TakenOver[0]
 	s, m, recorder := newService(t)
 	m.EXPECT().ListFloatingIPs(gomock.Any(), floatingips.ListOpts{FloatingIP: "203.0.113.7"}).Return([]floatingips.FloatingIP{
 		{ID: "up", FloatingIP: "203.0.113.7", Description: upstreams}, {ID: "user", FloatingIP: "203.0.113.7", Description: "mine"}}, nil)
 	m.EXPECT().UpdateFloatingIP(gomock.Any(), "up", floatingips.UpdateOpts{Description: &ours}).Return(&floatingips.FloatingIP{}, nil)
-	g.Expect(s.AdoptAPIServerFloatingIP(ctx, ours, upstreams, "203.0.113.7")).To(Succeed())
+	g.Expect(s.AdoptAPIServerFloatingIP(ctx, marks, "203.0.113.7")).To(Succeed())
 	g.Expect(recorder.Events).To(Receive(ContainSubstring("AdoptedFloatingIP")))
 }

@@ -118,7 +118,9 @@ func TestSecurityGroupsInUse(t *testing.T) {
 }
 
 func TestAPIServerFloatingIP(t *testing.T) {
-	const desc = "Cluster API OpenStack provider: API server of ns/c"
+	desc := APIServerFloatingIPMarks("ns", "c")
+	g0 := NewWithT(t)
+	g0.Expect(desc.Ours).To(Equal("Cluster API OpenStack provider: API server of ns/c"), "the mark floating IPs already carry")
 
 	t.Run("allocates once, finds it again by description, releases it", func(t *testing.T) {
 		g := NewWithT(t)

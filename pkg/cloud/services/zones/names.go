@@ -19,6 +19,8 @@ package zones
 import (
 	"fmt"
 	"strings"
+
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 )
 
 // The names this provider gives a cluster's API server load balancers and their children, and the
@@ -72,7 +74,7 @@ func OwnerTag(namespace, cluster string) string {
 // FloatingIPDescription marks the floating IPs the controller allocates for the API server load
 // balancers of a cluster. The user's apiServerFloatingIP never carries it.
 func FloatingIPDescription(namespace, cluster, az string) string {
-	d := fmt.Sprintf("Cluster API OpenStack provider: API server load balancer of %s/%s", namespace, cluster)
+	d := ownership.FloatingIPMarkPrefix + fmt.Sprintf("API server load balancer of %s/%s", namespace, cluster)
 	if az != "" {
 		d += " in availability zone " + az
 	}

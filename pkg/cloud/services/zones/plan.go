@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
@@ -72,6 +73,12 @@ type FloatingIP struct {
 	Field   *field.Path
 	// Description marks a floating IP the controller allocates (FloatingIPDescription).
 	Description string
+	// TakenOver are the descriptions of a floating IP found on the load balancer's VIP that
+	// becomes its own, and is marked: upstream CAPO's, for the load balancer that continues
+	// upstream's (the single one, or the first zone's). The cluster's own marks for its other
+	// load balancers (ZoneOfFloatingIP) are taken over too, on the VIP: a migration keeps the
+	// address.
+	TakenOver []string
 }
 
 // Plan is what one reconcile does with a cluster's API server load balancers.
@@ -201,6 +208,9 @@ func planSingle(in *Input, r *Resolved, d Desired) *Plan {
 		// single one again, under the legacy name.
 		d.FormerNames = []string{known.Name}
 	}
+	if d.FloatingIP != nil {
+		d.FloatingIP.TakenOver = []string{ownership.UpstreamDescription(in.Namespace, in.Cluster)}
+	}
 	plan := &Plan{}
 	switch {
 	case r.Refused[""] != nil:
@@ -244,8 +254,11 @@ func planZones(in *Input, r *Resolved, base Desired) *Plan {
 		}
 		d.FloatingIP = FloatingIPOf(in, m.AvailabilityZone, user, path)
 		if i == 0 {
-			// The first zone inherits the legacy single load balancer, renamed.
+			// The first zone inherits the legacy single load balancer, renamed, and its address.
 			d.FormerNames = []string{Name(in.Namespace, in.Cluster, "")}
+			if d.FloatingIP != nil {
+				d.FloatingIP.TakenOver = []string{ownership.UpstreamDescription(in.Namespace, in.Cluster)}
+			}
 		}
 		known := knownEntry(in, m.AvailabilityZone, i == 0)
 		if err := r.Refused[m.AvailabilityZone]; err != nil {
