@@ -191,7 +191,7 @@ func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	var done outcomes
 	if full {
 		f.network = c.reconcileNetwork(ctx)
-		if done = append(done, f.network.outcome); done.stopped() {
+		if done = append(done, f.network.Outcome); done.stopped() {
 			return done.result()
 		}
 	}
@@ -199,7 +199,7 @@ func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	routerFirst := full && osc.Status.Router == nil && osc.Spec.APIServerLoadBalancerEnabled() && len(osc.Spec.APIServerLoadBalancer.AllowedCIDRs) > 0
 	if routerFirst {
 		f.router = c.reconcileRouter(ctx, network, external)
-		if done = append(done, f.router.outcome); done.stopped() {
+		if done = append(done, f.router.Outcome); done.stopped() {
 			return done.result()
 		}
 	}
@@ -217,20 +217,20 @@ func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	wg.Wait()
 	done = append(done, lbOutcome(f.lbs))
 	if full {
-		done = append(done, f.groups.outcome, f.domains.outcome)
+		done = append(done, f.groups.Outcome, f.domains.Outcome)
 		if !routerFirst {
-			done = append(done, f.router.outcome)
+			done = append(done, f.router.Outcome)
 		}
 	}
 	if done.stopped() {
 		return done.result()
 	}
 	f.endpoint = c.reconcileEndpoint(ctx, f.lbs, external)
-	if done = append(done, f.endpoint.outcome); done.stopped() {
+	if done = append(done, f.endpoint.Outcome); done.stopped() {
 		return done.result()
 	}
 	f.dns = c.reconcileDNS(ctx, f.lbs)
-	if done = append(done, f.dns.outcome); done.stopped() {
+	if done = append(done, f.dns.Outcome); done.stopped() {
 		return done.result()
 	}
 	f.complete = true

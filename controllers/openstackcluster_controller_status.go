@@ -80,7 +80,7 @@ func setClusterStatus(osc *infrav1.OpenStackCluster, w *warnings, cluster string
 		if f.groups != nil {
 			setSecurityGroupsStatus(osc, w, f.groups)
 		}
-		if f.domains != nil && f.domains.err == nil {
+		if f.domains != nil && f.domains.Err == nil {
 			osc.Status.FailureDomains = f.domains.domains
 		}
 		lbs := f.lbs
@@ -127,17 +127,17 @@ func setNetworkStatus(osc *infrav1.OpenStackCluster, w *warnings, n *networkFoun
 		}
 		if n.network != nil {
 			osc.Status.Network = n.network
-			if n.err == nil {
+			if n.Err == nil {
 				osc.Status.AvailabilityZoneMachineSubnets = n.machineSubnets
 			}
 		}
-		if n.err != nil && n.loadBalancers == nil {
-			setFailure(osc, w, infrav1.NetworkReadyCondition, n.err)
+		if n.Err != nil && n.loadBalancers == nil {
+			setFailure(osc, w, infrav1.NetworkReadyCondition, n.Err)
 		}
 	}
 	if r != nil {
-		if r.err != nil {
-			setFailure(osc, w, infrav1.NetworkReadyCondition, r.err)
+		if r.Err != nil {
+			setFailure(osc, w, infrav1.NetworkReadyCondition, r.Err)
 			return
 		}
 		osc.Status.Router = r.router
@@ -182,8 +182,8 @@ func setSecurityGroupsStatus(osc *infrav1.OpenStackCluster, w *warnings, g *grou
 	switch {
 	case !g.managed:
 		setCondition(osc, infrav1.SecurityGroupsReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.managedSecurityGroups is not set")
-	case g.err != nil:
-		setFailure(osc, w, infrav1.SecurityGroupsReadyCondition, g.err)
+	case g.Err != nil:
+		setFailure(osc, w, infrav1.SecurityGroupsReadyCondition, g.Err)
 	default:
 		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup = g.controlPlane, g.worker
 		setSecurityGroupsReady(osc)
@@ -259,8 +259,8 @@ func addresses(lb *infrav1.LoadBalancer) string {
 // balancer (KCP spreads control plane machines over every control plane failure domain, the
 // check the other cloud's installer makes between load balancer zones and node zones).
 func setFailureDomainsCondition(osc *infrav1.OpenStackCluster, w *warnings, cluster string, d *domainsFound) {
-	if d.err != nil {
-		setFailure(osc, w, infrav1.FailureDomainsReadyCondition, d.err)
+	if d.Err != nil {
+		setFailure(osc, w, infrav1.FailureDomainsReadyCondition, d.Err)
 		return
 	}
 	uncovered := zones.UncoveredControlPlaneZones(loadbalancer.RecordedInput(osc, cluster))
@@ -289,8 +289,8 @@ func setFailureDomainsCondition(osc *infrav1.OpenStackCluster, w *warnings, clus
 // APIEndpointReady.
 func setEndpointStatus(osc *infrav1.OpenStackCluster, w *warnings, e *endpointFound) {
 	switch {
-	case e.err != nil:
-		setFailure(osc, w, infrav1.APIEndpointReadyCondition, e.err)
+	case e.Err != nil:
+		setFailure(osc, w, infrav1.APIEndpointReadyCondition, e.Err)
 	case e.waiting:
 		setCondition(osc, infrav1.APIEndpointReadyCondition, metav1.ConditionFalse, infrav1.WaitingForLoadBalancerReason,
 			"the endpoint is the API server load balancer's address, known once it is provisioned")
@@ -316,8 +316,8 @@ func setDNSCondition(osc *infrav1.OpenStackCluster, w *warnings, d *dnsFound) {
 	switch {
 	case d.notRequired:
 		setCondition(osc, infrav1.APIServerDNSReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.apiServerLoadBalancer.dns is not set")
-	case d.err != nil:
-		setFailure(osc, w, infrav1.APIServerDNSReadyCondition, d.err)
+	case d.Err != nil:
+		setFailure(osc, w, infrav1.APIServerDNSReadyCondition, d.Err)
 	case d.refusal != nil:
 		reportProblem(w, osc, infrav1.APIServerDNSReadyCondition, d.refusal.reason, d.refusal.message)
 	case len(pub.Addresses) == 0:

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
@@ -67,7 +68,7 @@ func (c *clusterReconcile) reconcileDNS(ctx context.Context, lbs *zones.Result) 
 	if dns == nil {
 		if published(osc) {
 			if err := c.r.deleteDNSEndpoint(ctx, c); err != nil {
-				return &dnsFound{outcome: failedWith(err)}
+				return &dnsFound{Outcome: outcome.Failed(err)}
 			}
 		}
 		return &dnsFound{notRequired: true}
@@ -76,10 +77,10 @@ func (c *clusterReconcile) reconcileDNS(ctx context.Context, lbs *zones.Result) 
 	if why := dnsAllowed(c.r.DNSSuffixes, found.host); why != "" {
 		// Records published before the policy changed are withdrawn.
 		if err := c.r.deleteDNSEndpoint(ctx, c); err != nil {
-			return &dnsFound{outcome: failedWith(err)}
+			return &dnsFound{Outcome: outcome.Failed(err)}
 		}
 		found.refusal = &dnsRefusal{reason: infrav1.DNSPublishingNotAllowedReason, message: why}
-		found.outcome = after(requeue.Config)
+		found.Outcome = outcome.After(requeue.Config)
 		return found
 	}
 	if len(found.publication.Addresses) == 0 {
@@ -91,14 +92,14 @@ func (c *clusterReconcile) reconcileDNS(ctx context.Context, lbs *zones.Result) 
 	switch {
 	case meta.IsNoMatchError(err):
 		found.crdMissing = true
-		found.outcome = after(requeue.Config)
+		found.Outcome = outcome.After(requeue.Config)
 		return found
 	case errors.As(err, &refusal):
 		found.refusal = refusal
-		found.outcome = after(requeue.Config)
+		found.Outcome = outcome.After(requeue.Config)
 		return found
 	case err != nil:
-		found.outcome = failedWith(err)
+		found.Outcome = outcome.Failed(err)
 		return found
 	}
 	if verb != "" {

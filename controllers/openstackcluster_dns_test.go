@@ -174,7 +174,7 @@ func TestDNSWithoutTheDNSEndpointKindIsReportedNotFatal(t *testing.T) {
 		report: report.NewRecorder(recorder, osc, logr.Discard())}
 
 	found := c.reconcileDNS(ctx, &zones.Result{Publication: zones.Publish(loadbalancer.RecordedInput(osc, "c"))})
-	res, err := outcomes{found.outcome}.result()
+	res, err := outcomes{found.Outcome}.result()
 	g.Expect(err).NotTo(HaveOccurred(), "not an error to retry with backoff")
 	g.Expect(res.RequeueAfter).To(Equal(requeue.Config))
 	c.found = clusterFindings{normal: true, dns: found}

@@ -29,6 +29,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
@@ -59,7 +60,7 @@ type clusterFindings struct {
 }
 
 type networkFound struct {
-	outcome
+	outcome.Outcome
 	// external is the external network (nil when the cluster has none, or until resolved).
 	external *infrav1.NetworkStatus
 	network  *infrav1.NetworkStatusWithSubnets
@@ -71,23 +72,23 @@ type networkFound struct {
 }
 
 type routerFound struct {
-	outcome
+	outcome.Outcome
 	router *infrav1.Router
 }
 
 type groupsFound struct {
-	outcome
+	outcome.Outcome
 	managed              bool
 	controlPlane, worker *infrav1.SecurityGroupStatus
 }
 
 type domainsFound struct {
-	outcome
+	outcome.Outcome
 	domains []clusterv1.FailureDomain
 }
 
 type endpointFound struct {
-	outcome
+	outcome.Outcome
 	// endpoint is spec.controlPlaneEndpoint as it must be.
 	endpoint *clusterv1.APIEndpoint
 	// waiting: the endpoint is the load balancer's address, not known yet.
@@ -97,7 +98,7 @@ type endpointFound struct {
 }
 
 type dnsFound struct {
-	outcome
+	outcome.Outcome
 	notRequired bool
 	host        string
 	publication zones.Publication
@@ -127,7 +128,7 @@ func (f *clusterFindings) externalNetwork(osc *infrav1.OpenStackCluster) *infrav
 
 // routerOf is the router as this reconcile knows it.
 func (f *clusterFindings) routerOf(osc *infrav1.OpenStackCluster) *infrav1.Router {
-	if f.router != nil && f.router.err == nil {
+	if f.router != nil && f.router.Err == nil {
 		return f.router.router
 	}
 	return osc.Status.Router
@@ -143,7 +144,7 @@ func (c *clusterReconcile) reconcileNetwork(ctx context.Context) *networkFound {
 	if found.external == nil {
 		external, err := c.net.ResolveExternalNetwork(ctx, &osc.Spec)
 		if err != nil {
-			found.outcome = failedWith(err)
+			found.Outcome = outcome.Failed(err)
 			return found
 		}
 		found.external = external
@@ -151,23 +152,23 @@ func (c *clusterReconcile) reconcileNetwork(ctx context.Context) *networkFound {
 	if osc.Status.Network == nil {
 		if refuted, err := c.checkReferences(ctx, found.external); err != nil || refuted != nil {
 			found.loadBalancers = refuted
-			found.outcome = failedWith(err)
+			found.Outcome = outcome.Failed(err)
 			if refuted != nil {
-				found.outcome = lbOutcome(refuted)
-				found.stop = true
+				found.Outcome = lbOutcome(refuted)
+				found.Stop = true
 			}
 			return found
 		}
 	}
 	network, err := c.net.ReconcileNetwork(ctx, networking.ResourceName(c.cluster.Namespace, c.cluster.Name), &osc.Spec, osc.Status.Network)
 	if err != nil {
-		found.outcome = failedWith(err)
+		found.Outcome = outcome.Failed(err)
 		return found
 	}
 	found.network = network
 	if len(osc.Spec.AvailabilityZoneMachineSubnets) > 0 {
 		if found.machineSubnets, err = c.net.ResolveMachineSubnets(ctx, &osc.Spec, &network.NetworkStatus); err != nil {
-			found.outcome = failedWith(err)
+			found.Outcome = outcome.Failed(err)
 		}
 	}
 	return found
@@ -197,7 +198,7 @@ func (c *clusterReconcile) reconcileRouter(ctx context.Context, network *infrav1
 	name := networking.ResourceName(c.cluster.Namespace, c.cluster.Name)
 	router, err := c.net.ReconcileRouter(ctx, name, &c.osc.Spec, network, external)
 	if err != nil {
-		return &routerFound{outcome: failedWith(err)}
+		return &routerFound{Outcome: outcome.Failed(err)}
 	}
 	return &routerFound{router: router}
 }
@@ -216,7 +217,7 @@ func (c *clusterReconcile) reconcileSecurityGroups(ctx context.Context, network 
 	}
 	// The zones' machine subnets hold nodes too.
 	machineSubnets := osc.Status.AvailabilityZoneMachineSubnets
-	if f := c.found.network; f != nil && f.err == nil && f.network != nil {
+	if f := c.found.network; f != nil && f.Err == nil && f.network != nil {
 		machineSubnets = f.machineSubnets
 	}
 	for _, z := range machineSubnets {
@@ -227,7 +228,7 @@ func (c *clusterReconcile) reconcileSecurityGroups(ctx context.Context, network 
 	cp, worker, err := c.net.ReconcileSecurityGroups(ctx, c.cluster.Namespace, c.cluster.Name, &osc.Spec, cidrs,
 		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup)
 	if err != nil {
-		return &groupsFound{managed: true, outcome: failedWith(err)}
+		return &groupsFound{managed: true, Outcome: outcome.Failed(err)}
 	}
 	return &groupsFound{managed: true, controlPlane: cp, worker: worker}
 }
@@ -236,7 +237,7 @@ func (c *clusterReconcile) reconcileSecurityGroups(ctx context.Context, network 
 func (c *clusterReconcile) reconcileFailureDomains(ctx context.Context) *domainsFound {
 	fds, err := compute.FailureDomains(ctx, c.clients.Compute, c.osc.Spec.ControlPlaneAvailabilityZones)
 	if err != nil {
-		return &domainsFound{outcome: failedWith(err)}
+		return &domainsFound{Outcome: outcome.Failed(err)}
 	}
 	return &domainsFound{domains: fds}
 }
@@ -251,16 +252,16 @@ func (c *clusterReconcile) reconcileLoadBalancers(ctx context.Context, network *
 }
 
 // lbOutcome is how the load balancer phase ended.
-func lbOutcome(r *zones.Result) outcome {
+func lbOutcome(r *zones.Result) outcome.Outcome {
 	switch {
 	case r.Disabled:
-		return outcome{}
+		return outcome.Outcome{}
 	case r.EndpointProblem != "":
-		return outcome{stop: true, requeue: requeue.Config}
+		return outcome.Outcome{Stop: true, RequeueAfter: requeue.Config}
 	case r.Err != nil:
-		return failedWith(r.Err)
+		return outcome.Failed(r.Err)
 	}
-	return outcome{err: r.Summary.Err, requeue: r.Summary.RequeueAfter}
+	return outcome.Outcome{Err: r.Summary.Err, RequeueAfter: r.Summary.RequeueAfter}
 }
 
 // reconcileEndpoint finds what spec.controlPlaneEndpoint is when the user did not set it: the
@@ -278,7 +279,7 @@ func (c *clusterReconcile) reconcileEndpoint(ctx context.Context, lbs *zones.Res
 		if !spec.APIServerLoadBalancerEnabled() && !ptr.Deref(spec.DisableAPIServerFloatingIP, false) && external != nil && spec.APIServerFloatingIP == nil && isIP(found.Host) {
 			// Taken over from upstream CAPO: its floating IP at the host becomes the cluster's.
 			if err := c.net.AdoptAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(c.cluster.Namespace, c.cluster.Name), found.Host); err != nil {
-				return &endpointFound{outcome: failedWith(err)}
+				return &endpointFound{Outcome: outcome.Failed(err)}
 			}
 		}
 		return &endpointFound{endpoint: &found}
@@ -297,13 +298,13 @@ func (c *clusterReconcile) reconcileEndpoint(ctx context.Context, lbs *zones.Res
 		address, err := c.net.ReconcileAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(c.cluster.Namespace, c.cluster.Name),
 			external.ID, spec.APIServerFloatingIP)
 		if err != nil {
-			return &endpointFound{outcome: failedWith(err)}
+			return &endpointFound{Outcome: outcome.Failed(err)}
 		}
 		host = address
 	case spec.APIServerFixedIP != nil:
 		host = *spec.APIServerFixedIP
 	default:
-		return &endpointFound{outcome: outcome{stop: true}, unknowable: true}
+		return &endpointFound{Outcome: outcome.Outcome{Stop: true}, unknowable: true}
 	}
 	return &endpointFound{endpoint: &clusterv1.APIEndpoint{Host: host, Port: port}}
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
@@ -216,12 +217,12 @@ func (m *machineReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{RequeueAfter: requeue.Config}, faultOnly(err)
 	}
 	f.instance = m.reconcileInstance(ctx)
-	done := outcomes{f.instance.outcome}
+	done := outcomes{f.instance.Outcome}
 	if f.instance.server == nil || !m.controlPlane {
 		return done.result()
 	}
 	f.ingress = m.reconcileIngress(ctx, f.instance.server)
-	return append(done, f.ingress.outcome).result()
+	return append(done, f.ingress.Outcome).result()
 }
 
 // reconcileInstance finds the machine's server, or creates it with its ports.
@@ -231,12 +232,12 @@ func (m *machineReconcile) reconcileInstance(ctx context.Context) *instanceFound
 	server, gone, err := svc.Find(ctx, known, m.osm.Name, upstreamServer(m))
 	switch {
 	case err != nil:
-		return &instanceFound{outcome: failedWith(err)}
+		return &instanceFound{Outcome: outcome.Failed(err)}
 	case gone:
 		// The provider ID names the server: a new one would be a different machine.
 		return &instanceFound{goneID: known}
 	case server != nil:
-		found := &instanceFound{server: server, outcome: after(instanceRequeue(server))}
+		found := &instanceFound{server: server, Outcome: outcome.After(instanceRequeue(server))}
 		if compute.NoValidHost(server) && m.osm.Spec.ServerGroup != nil {
 			// Read to name the group and its policy in the condition; without it the message
 			// is Nova's alone.
@@ -251,13 +252,13 @@ func (m *machineReconcile) reconcileInstance(ctx context.Context) *instanceFound
 		server, err = svc.Create(ctx, spec)
 	}
 	if pending, ok := errors.AsType[*compute.VolumesPending](err); ok {
-		return &instanceFound{volumesPending: pending, outcome: after(requeue.Build)}
+		return &instanceFound{volumesPending: pending, Outcome: outcome.After(requeue.Build)}
 	}
 	if waiting, ok := errors.AsType[*imageWaiting](err); ok {
-		return &instanceFound{waitingForImage: waiting.message, outcome: after(requeue.Image)}
+		return &instanceFound{waitingForImage: waiting.message, Outcome: outcome.After(requeue.Image)}
 	}
 	if err != nil {
-		found := &instanceFound{outcome: failedWith(err)}
+		found := &instanceFound{Outcome: outcome.Failed(err)}
 		if _, refuted := report.AsSpecError(err); refuted {
 			found.configurationError = true
 		}
@@ -265,7 +266,7 @@ func (m *machineReconcile) reconcileInstance(ctx context.Context) *instanceFound
 	}
 	// Nova's answer to a create has no status: the server is building.
 	server.Status = "BUILD"
-	return &instanceFound{server: server, outcome: after(instanceRequeue(server))}
+	return &instanceFound{server: server, Outcome: outcome.After(instanceRequeue(server))}
 }
 
 // instanceRequeue is how soon to look at a server again: while Nova builds it or shows no

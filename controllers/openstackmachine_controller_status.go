@@ -28,6 +28,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 )
 
 // How an OpenStackMachine's status and conditions are computed from what the phases found
@@ -49,7 +50,7 @@ type machineFindings struct {
 
 // instanceFound is what the instance phase found.
 type instanceFound struct {
-	outcome
+	outcome.Outcome
 	// server is the machine's server, nil while none exists.
 	server *servers.Server
 	// goneID is the recorded server Nova no longer has.
@@ -109,9 +110,9 @@ func instanceProblem(osm *infrav1.OpenStackMachine, w *warnings, reason, message
 func setInstanceFound(osm *infrav1.OpenStackMachine, w *warnings, in *instanceFound) {
 	switch {
 	case in.configurationError:
-		instanceProblem(osm, w, infrav1.InstanceConfigurationErrorReason, in.err.Error())
-	case in.err != nil:
-		setFailure(osm, w, infrav1.InstanceReadyCondition, in.err)
+		instanceProblem(osm, w, infrav1.InstanceConfigurationErrorReason, in.Err.Error())
+	case in.Err != nil:
+		setFailure(osm, w, infrav1.InstanceReadyCondition, in.Err)
 	case in.goneID != "":
 		osm.Status.InstanceState = ptr.To(infrav1.InstanceStateDeleted)
 		instanceProblem(osm, w, infrav1.InstanceDeletedReason, fmt.Sprintf(
@@ -203,8 +204,8 @@ func setIngressCondition(osm *infrav1.OpenStackMachine, w *warnings, in *ingress
 		unknown = unknown || t.ID == ""
 	}
 	switch {
-	case in.err != nil:
-		setFailure(osm, w, infrav1.APIServerIngressReadyCondition, in.err)
+	case in.Err != nil:
+		setFailure(osm, w, infrav1.APIServerIngressReadyCondition, in.Err)
 	case in.notRequired:
 		setCondition(osm, infrav1.APIServerIngressReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason,
 			"the cluster has no API server load balancer and no API server floating IP")

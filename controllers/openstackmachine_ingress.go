@@ -35,6 +35,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
@@ -42,7 +43,7 @@ import (
 
 // ingressFound is what the membership of a control plane machine found.
 type ingressFound struct {
-	outcome
+	outcome.Outcome
 	// notRequired: the cluster has neither an API server load balancer nor an API server
 	// floating IP.
 	notRequired bool
@@ -80,7 +81,7 @@ func (m *machineReconcile) reconcileIngress(ctx context.Context, server *servers
 	}
 	found.address = compute.FixedAddress(server, found.network)
 	if found.address == "" {
-		found.outcome = after(requeue.Build)
+		found.Outcome = outcome.After(requeue.Build)
 		return found
 	}
 	if floating {
@@ -90,12 +91,12 @@ func (m *machineReconcile) reconcileIngress(ctx context.Context, server *servers
 	found.zone = zones.MachineZone(m.machine.Spec.FailureDomain, server.AvailabilityZone)
 	membership, err := m.loadBalancers().ReconcileMachine(ctx, loadbalancer.RecordedInput(osc, m.cluster.Name), m.osm.Name, found.address, found.zone)
 	if err != nil {
-		found.outcome = failedWith(err)
+		found.Outcome = outcome.Failed(err)
 		return found
 	}
 	found.membership = membership
 	if !membership.Done {
-		found.outcome = after(requeue.Member)
+		found.Outcome = outcome.After(requeue.Member)
 	}
 	return found
 }
@@ -113,15 +114,15 @@ func (m *machineReconcile) holdFloatingIP(ctx context.Context, found *ingressFou
 	}
 	fip, err := net.HoldAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(m.cluster.Namespace, m.cluster.Name), address, found.server.ID, found.address)
 	if err != nil {
-		found.outcome = failedWith(err)
+		found.Outcome = outcome.Failed(err)
 		return
 	}
 	found.floating = fip
 	switch {
 	case fip.Address == "":
-		found.outcome = after(requeue.Wait) // the cluster's reconcile allocates it
+		found.Outcome = outcome.After(requeue.Wait) // the cluster's reconcile allocates it
 	case fip.FixedIP != found.address:
-		found.outcome = after(requeue.FloatingIPStandby)
+		found.Outcome = outcome.After(requeue.FloatingIPStandby)
 	}
 }
 

@@ -17,48 +17,20 @@ limitations under the License.
 package controllers
 
 import (
-	"time"
-
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"sigs.k8s.io/cluster-api/util"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 )
 
-// outcome is how a phase ended, besides what it found (which its own result type holds, for
-// the kind's updateStatus).
-type outcome struct {
-	// err is what stopped the phase: a report.SpecError, the user's to fix, which is looked at
-	// again after requeue.Config; or an OpenStack failure, returned to controller-runtime
-	// (through the pacer) for its backoff.
-	err error
-	// stop ends the reconcile after the phase's stage: set with err, or for a problem the phase
-	// found and reports itself.
-	stop bool
-	// requeue is how soon the phase wants to look again; zero for never.
-	requeue time.Duration
-}
-
-// failedWith is the outcome of a phase that err stopped.
-func failedWith(err error) outcome {
-	if _, ok := report.AsSpecError(err); ok {
-		return outcome{err: err, stop: true, requeue: requeue.Config}
-	}
-	return outcome{err: err, stop: true}
-}
-
-// after is the outcome of a phase that wants to look again after d.
-func after(d time.Duration) outcome { return outcome{requeue: d} }
-
 // outcomes are the outcomes of the phases a reconcile ran.
-type outcomes []outcome
+type outcomes []outcome.Outcome
 
 // stopped says whether a phase stopped the reconcile.
 func (os outcomes) stopped() bool {
 	for _, o := range os {
-		if o.stop {
+		if o.Stop {
 			return true
 		}
 	}
@@ -73,9 +45,9 @@ func (os outcomes) result() (ctrl.Result, error) {
 		errs []error
 	)
 	for _, o := range os {
-		res = util.LowestNonZeroResult(res, ctrl.Result{RequeueAfter: o.requeue})
-		if _, spec := report.AsSpecError(o.err); o.err != nil && !spec {
-			errs = append(errs, o.err)
+		res = util.LowestNonZeroResult(res, ctrl.Result{RequeueAfter: o.RequeueAfter})
+		if o.Err != nil && !o.SpecError() {
+			errs = append(errs, o.Err)
 		}
 	}
 	return res, kerrors.NewAggregate(errs)

@@ -32,6 +32,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
@@ -126,13 +127,13 @@ func TestClusterNetworkSetters(t *testing.T) {
 			}},
 		{name: "a network the cloud refutes: a problem, with a warning",
 			set: func(o *infrav1.OpenStackCluster, w *warnings) {
-				setNetworkStatus(o, w, &networkFound{outcome: failedWith(errRefuted)}, nil)
+				setNetworkStatus(o, w, &networkFound{Outcome: outcome.Failed(errRefuted)}, nil)
 			},
 			cond: infrav1.NetworkReadyCondition, status: metav1.ConditionFalse, reason: infrav1.NetworkNotFoundReason, message: "network lost does not exist",
 			warns: []string{infrav1.NetworkNotFoundReason}},
 		{name: "the router failed: the cloud's error, no warning",
 			set: func(o *infrav1.OpenStackCluster, w *warnings) {
-				setNetworkStatus(o, w, &networkFound{network: network}, &routerFound{outcome: failedWith(errCloud)})
+				setNetworkStatus(o, w, &networkFound{network: network}, &routerFound{Outcome: outcome.Failed(errCloud)})
 			},
 			cond: infrav1.NetworkReadyCondition, status: metav1.ConditionFalse, reason: infrav1.OpenStackErrorReason, message: "HTTP 500",
 			check: func(g Gomega, o *infrav1.OpenStackCluster) { g.Expect(o.Status.Router).To(BeNil()) }},
@@ -149,7 +150,7 @@ func TestClusterNetworkSetters(t *testing.T) {
 			}},
 		{name: "security groups failed",
 			set: func(o *infrav1.OpenStackCluster, w *warnings) {
-				setSecurityGroupsStatus(o, w, &groupsFound{managed: true, outcome: failedWith(errCloud)})
+				setSecurityGroupsStatus(o, w, &groupsFound{managed: true, Outcome: outcome.Failed(errCloud)})
 			},
 			cond: infrav1.SecurityGroupsReadyCondition, status: metav1.ConditionFalse, reason: infrav1.OpenStackErrorReason, message: "HTTP 500"},
 	})
@@ -179,7 +180,7 @@ func TestClusterLoadBalancerSetters(t *testing.T) {
 		{name: "a zone not ready: its reason and message, the entries recorded",
 			set: func(o *infrav1.OpenStackCluster, w *warnings) {
 				setLoadBalancersStatus(o, w, &zones.Result{Observed: true, Zones: []infrav1.LoadBalancer{zone("az1", "172.24.4.10")}, ZonesReady: "1/2",
-					Summary: zones.Summary{Reason: infrav1.WaitingForLoadBalancerReason, Message: "az2: Octavia is creating it"}})
+					Summary: zones.Summary{Outcome: outcome.Outcome{Reason: infrav1.WaitingForLoadBalancerReason, Message: "az2: Octavia is creating it"}}})
 			},
 			cond: infrav1.APIServerLoadBalancersReadyCondition, status: metav1.ConditionFalse, reason: infrav1.WaitingForLoadBalancerReason, message: "az2: Octavia is creating it",
 			check: func(g Gomega, o *infrav1.OpenStackCluster) {
@@ -222,7 +223,7 @@ func TestClusterFailureDomainEndpointDNSSetters(t *testing.T) {
 			message: "control plane failure domains az2 have no API server load balancer", warns: []string{infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason}},
 		{name: "failure domains not read",
 			set: func(o *infrav1.OpenStackCluster, w *warnings) {
-				setFailureDomainsCondition(o, w, "c", &domainsFound{outcome: failedWith(errCloud)})
+				setFailureDomainsCondition(o, w, "c", &domainsFound{Outcome: outcome.Failed(errCloud)})
 			},
 			cond: infrav1.FailureDomainsReadyCondition, status: metav1.ConditionFalse, reason: infrav1.OpenStackErrorReason},
 		{name: "endpoint found: written to the spec",
@@ -243,7 +244,7 @@ func TestClusterFailureDomainEndpointDNSSetters(t *testing.T) {
 			cond: infrav1.APIEndpointReadyCondition, status: metav1.ConditionFalse, reason: infrav1.EndpointConfigurationErrorReason, message: "spec.apiServerFixedIP"},
 		{name: "endpoint failed",
 			set: func(o *infrav1.OpenStackCluster, w *warnings) {
-				setEndpointStatus(o, w, &endpointFound{outcome: failedWith(errCloud)})
+				setEndpointStatus(o, w, &endpointFound{Outcome: outcome.Failed(errCloud)})
 			},
 			cond: infrav1.APIEndpointReadyCondition, status: metav1.ConditionFalse, reason: infrav1.OpenStackErrorReason},
 		{name: "DNS not required",
@@ -277,7 +278,7 @@ func TestClusterFailureDomainEndpointDNSSetters(t *testing.T) {
 			cond: infrav1.APIServerDNSReadyCondition, status: metav1.ConditionFalse, reason: infrav1.NoHealthyZoneReason, message: "rather than none"},
 		{name: "DNS failed",
 			set: func(o *infrav1.OpenStackCluster, w *warnings) {
-				setDNSCondition(o, w, &dnsFound{outcome: failedWith(errCloud)})
+				setDNSCondition(o, w, &dnsFound{Outcome: outcome.Failed(errCloud)})
 			},
 			cond: infrav1.APIServerDNSReadyCondition, status: metav1.ConditionFalse, reason: infrav1.OpenStackErrorReason},
 	})
@@ -442,13 +443,13 @@ func TestMachineInstanceSetters(t *testing.T) {
 			cond: infrav1.InstanceReadyCondition, status: metav1.ConditionFalse, reason: infrav1.WaitingForVolumesReason, message: "the server is created once they are available"},
 		{name: "a spec Nova cannot honour",
 			set: func(o *infrav1.OpenStackMachine, w *warnings) {
-				setInstanceFound(o, w, &instanceFound{configurationError: true, outcome: outcome{err: errors.New("flavor f does not exist")}})
+				setInstanceFound(o, w, &instanceFound{configurationError: true, Outcome: outcome.Outcome{Err: errors.New("flavor f does not exist")}})
 			},
 			cond: infrav1.InstanceReadyCondition, status: metav1.ConditionFalse, reason: infrav1.InstanceConfigurationErrorReason, message: "flavor f does not exist",
 			warns: []string{infrav1.InstanceConfigurationErrorReason}},
 		{name: "Nova failed",
 			set: func(o *infrav1.OpenStackMachine, w *warnings) {
-				setInstanceFound(o, w, &instanceFound{outcome: failedWith(errCloud)})
+				setInstanceFound(o, w, &instanceFound{Outcome: outcome.Failed(errCloud)})
 			},
 			cond: infrav1.InstanceReadyCondition, status: metav1.ConditionFalse, reason: infrav1.OpenStackErrorReason},
 		{name: "waiting for the cluster: a whole reconcile",
@@ -498,7 +499,7 @@ func TestMachineIngressAndDeletionSetters(t *testing.T) {
 			cond: infrav1.APIServerIngressReadyCondition, status: metav1.ConditionTrue, reason: infrav1.ReadyReason, message: "on this machine's address 10.6.0.11"},
 		{name: "the floating IP on another machine", set: ingress(ingressFound{address: "10.6.0.11", floating: &networking.EndpointFloatingIP{Address: "172.24.4.5", FixedIP: "10.6.0.12"}}),
 			cond: infrav1.APIServerIngressReadyCondition, status: metav1.ConditionTrue, reason: infrav1.ReadyReason, message: "not this machine's"},
-		{name: "membership failed", set: ingress(ingressFound{outcome: failedWith(errCloud)}),
+		{name: "membership failed", set: ingress(ingressFound{Outcome: outcome.Failed(errCloud)}),
 			cond: infrav1.APIServerIngressReadyCondition, status: metav1.ConditionFalse, reason: infrav1.OpenStackErrorReason},
 		{name: "deleting: leaving the load balancers",
 			set: func(o *infrav1.OpenStackMachine, w *warnings) {

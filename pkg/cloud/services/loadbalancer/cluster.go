@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
@@ -50,7 +51,7 @@ func (s *Service) ReconcileCluster(ctx context.Context, res Resolver, in *zones.
 	if msg := zones.EndpointProblem(in); msg != "" {
 		// Admission rejects this; a cluster created before the rule, or with admission
 		// bypassed, stops here rather than getting an endpoint nobody can publish.
-		return zones.Result{EndpointProblem: msg, Summary: zones.Summary{RequeueAfter: requeue.Config}}
+		return zones.Result{EndpointProblem: msg, Summary: zones.Summary{Outcome: outcome.Outcome{RequeueAfter: requeue.Config}}}
 	}
 	in, plan, notes, err := planFor(ctx, res, in)
 	if err == nil {

@@ -34,6 +34,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
@@ -351,9 +352,9 @@ func (s *Service) progress(ctx context.Context, d *zones.Desired, f *found, stat
 	healthy, why := zones.Healthy(status, d.Ports[0])
 	zones.SetHealth(status, healthy)
 	if !healthy {
-		return zones.Outcome{State: zones.StateUnhealthy, Reason: infrav1.LoadBalancerUnhealthyReason, Message: why, RequeueAfter: requeue.Health}
+		return zones.Outcome{State: zones.StateUnhealthy, Outcome: outcome.Outcome{Reason: infrav1.LoadBalancerUnhealthyReason, Message: why, RequeueAfter: requeue.Health}}
 	}
-	return zones.Outcome{State: zones.StateReady, Reason: infrav1.ReadyReason, RequeueAfter: d.HealthPoll}
+	return zones.Outcome{State: zones.StateReady, Outcome: outcome.Outcome{Reason: infrav1.ReadyReason, RequeueAfter: d.HealthPoll}}
 }
 
 // earlyFloatingIP gives a load balancer Octavia is still creating its floating IP: the VIP port
@@ -437,8 +438,7 @@ func (s *Service) recoverFromError(ctx context.Context, d *zones.Desired, f *fou
 	seen := s.memory.seenInError(f.id, time.Now())
 	if seen < ErrorObservations {
 		s.report.Warn("LoadBalancerError", report.Resource{Kind: "LoadBalancer", Name: f.name, ID: f.id, Zone: d.AvailabilityZone}, "Load balancer %s (%s) is in ERROR (seen %d of %d times before it is recreated)", f.name, f.id, seen, ErrorObservations)
-		return zones.Outcome{State: zones.StateError, Reason: infrav1.LoadBalancerErrorReason, RequeueAfter: max(s.memory.ErrorInterval, time.Second),
-			Message: fmt.Sprintf("load balancer %s is in ERROR; it is deleted and recreated when still in ERROR after %d observations %s apart (%d so far)", f.name, ErrorObservations, s.memory.ErrorInterval, seen)}
+		return zones.Outcome{State: zones.StateError, Outcome: outcome.Outcome{Reason: infrav1.LoadBalancerErrorReason, RequeueAfter: max(s.memory.ErrorInterval, time.Second), Message: fmt.Sprintf("load balancer %s is in ERROR; it is deleted and recreated when still in ERROR after %d observations %s apart (%d so far)", f.name, ErrorObservations, s.memory.ErrorInterval, seen)}}
 	}
 	err := s.lb.DeleteLoadBalancer(ctx, f.id, loadbalancers.DeleteOpts{Cascade: true})
 	if err != nil && !clients.IsNotFound(err) {

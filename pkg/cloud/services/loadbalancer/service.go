@@ -34,6 +34,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
@@ -105,14 +106,14 @@ func (s *Service) verified(ctx context.Context, id string) (ok bool, err error) 
 }
 
 func waiting(message string) zones.Outcome {
-	return zones.Outcome{State: zones.StateWaiting, Reason: infrav1.WaitingForLoadBalancerReason, Message: message, RequeueAfter: requeue.Change}
+	return zones.Outcome{State: zones.StateWaiting, Outcome: outcome.Outcome{Reason: infrav1.WaitingForLoadBalancerReason, Message: message, RequeueAfter: requeue.Change}}
 }
 
 func failed(err error) zones.Outcome {
 	if specErr, ok := report.AsSpecError(err); ok {
-		return zones.Outcome{State: zones.StateInvalid, Reason: specErr.Reason, Message: err.Error(), RequeueAfter: requeue.Config}
+		return zones.Outcome{State: zones.StateInvalid, Outcome: outcome.Outcome{Reason: specErr.Reason, Message: err.Error(), RequeueAfter: requeue.Config}}
 	}
-	return zones.Outcome{State: zones.StateError, Reason: infrav1.OpenStackErrorReason, Err: err}
+	return zones.Outcome{State: zones.StateError, Outcome: outcome.Outcome{Reason: infrav1.OpenStackErrorReason, Err: err}}
 }
 
 // emit records the events the zone rules noted.

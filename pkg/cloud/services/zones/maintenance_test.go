@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
 
@@ -175,7 +176,7 @@ func TestAZoneInMaintenanceIsNotUnhealthy(t *testing.T) {
 		{AvailabilityZone: "az3"},
 	}
 	unhealthy := func(az string) Outcome {
-		return Outcome{AvailabilityZone: az, State: StateUnhealthy, Reason: infrav1.LoadBalancerUnhealthyReason, Message: "load balancer is ERROR"}
+		return Outcome{AvailabilityZone: az, State: StateUnhealthy, Outcome: outcome.Outcome{Reason: infrav1.LoadBalancerUnhealthyReason, Message: "load balancer is ERROR"}}
 	}
 	outcomes := []Outcome{unhealthy("az1"), unhealthy("az2"), unhealthy("az3")}
 	DrainedAsPlanned(outcomes, zones)

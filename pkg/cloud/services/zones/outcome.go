@@ -24,6 +24,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
 
@@ -45,35 +46,30 @@ const (
 	StateUnhealthy State = "Unhealthy"
 )
 
-// Outcome is the result of reconciling one load balancer.
+// Outcome is the result of reconciling one load balancer: how the step ended (outcome.Outcome,
+// whose Err is an unexpected OpenStack failure only, already summarised in Message), for which
+// zone, and where the load balancer stands.
 type Outcome struct {
+	outcome.Outcome
 	AvailabilityZone string
 	// Status is the entry to record; nil when there is no load balancer (yet).
-	Status       *infrav1.LoadBalancer
-	State        State
-	Reason       string
-	Message      string
-	RequeueAfter time.Duration
+	Status *infrav1.LoadBalancer
+	State  State
 	// ProvisioningStatus is Octavia's provisioning status of the load balancer, for metrics.
 	ProvisioningStatus string
-	// Err is an unexpected OpenStack failure, already summarised in Message.
-	Err error
 }
 
 // Summary is what the outcomes of one reconcile say about the cluster's load balancers as a
 // whole.
 type Summary struct {
+	// Outcome is how the load balancers' step ended as a whole. Reason and Message are empty when
+	// every load balancer is ready and nothing is being removed; otherwise Reason is the gravest
+	// reason among the zones that are not, and Message names each of them ("az2: ...; az3: ...").
+	// RequeueAfter is the soonest any zone wants to be looked at again; with every zone ready,
+	// the soonest health poll they ask for. Err gathers the unexpected OpenStack failures.
+	outcome.Outcome
 	// Ready counts the load balancers that are ready.
 	Ready int
-	// Reason and Message are empty when every load balancer is ready and nothing is being
-	// removed; otherwise Reason is the gravest reason among the zones that are not, and Message
-	// names each of them ("az2: ...; az3: ...").
-	Reason, Message string
-	// RequeueAfter is the soonest any zone wants to be looked at again; with every zone ready,
-	// the soonest health poll they ask for.
-	RequeueAfter time.Duration
-	// Err gathers the unexpected OpenStack failures.
-	Err error
 }
 
 // gravity orders the reasons of a zone that is not ready, the gravest last: what only the user

@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
@@ -295,8 +296,7 @@ func (in *Input) firstZone() string {
 }
 
 func invalidOutcome(az string, err error) Outcome {
-	return Outcome{AvailabilityZone: az, State: StateInvalid, Reason: infrav1.LoadBalancerConfigurationErrorReason,
-		Message: err.Error() + "; nothing is provisioned for it", RequeueAfter: requeue.Config}
+	return Outcome{AvailabilityZone: az, State: StateInvalid, Outcome: outcome.Outcome{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: err.Error() + "; nothing is provisioned for it", RequeueAfter: requeue.Config}}
 }
 
 // EndpointProblem says what is wrong with the control plane endpoint of a cluster with one load
