@@ -96,7 +96,7 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 			return ctrl.Result{RequeueAfter: requeue.Build}, nil
 		}
 	}
-	if err := svc.DeletePorts(ctx, portIdentities(m.osm)); err != nil {
+	if err := svc.DeletePorts(ctx, compute.PortIdentities(m.osm)); err != nil {
 		d.instanceErr = err
 		return ctrl.Result{}, err
 	}

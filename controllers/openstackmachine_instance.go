@@ -21,15 +21,11 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -70,7 +66,7 @@ func (m *machineReconcile) instanceSpec(ctx context.Context, svc *compute.Servic
 	if err := svc.CheckKeyPair(ctx, s.SSHKeyName); err != nil {
 		return nil, err
 	}
-	portSpecs, err := machinePorts(ctx, net, m)
+	portSpecs, err := compute.ResolvePorts(ctx, net, m.portsRequest())
 	if err != nil {
 		return nil, err
 	}
@@ -103,118 +99,6 @@ func (m *machineReconcile) instanceSpec(ctx context.Context, svc *compute.Servic
 	}, nil
 }
 
-// machinePorts resolves the machine's ports: the spec's, or one on the cluster network. Every
-// port gets the cluster's managed security group for the machine's role, then the port's own
-// security groups or else the machine's; none when port security is off.
-func machinePorts(ctx context.Context, net *networking.Service, m *machineReconcile) ([]compute.PortSpec, error) {
-	s, status := &m.osm.Spec, &m.osc.Status
-	var managed []string
-	if g := status.WorkerSecurityGroup; !m.controlPlane && g != nil {
-		managed = append(managed, g.ID)
-	}
-	if g := status.ControlPlaneSecurityGroup; m.controlPlane && g != nil {
-		managed = append(managed, g.ID)
-	}
-	machineGroups, err := resolveGroups(ctx, net, s.SecurityGroups, field.NewPath("spec", "securityGroups"))
-	if err != nil {
-		return nil, err
-	}
-	opts := s.Ports
-	if len(opts) == 0 {
-		opts = []infrav1.PortOpts{{}}
-	}
-	ids := portIdentities(m.osm)
-	out := make([]compute.PortSpec, len(opts))
-	for i, o := range opts {
-		path := field.NewPath("spec", "ports").Index(i)
-		p := compute.PortSpec{PortIdentity: ids[i], DisablePortSecurity: o.DisablePortSecurity}
-		if p.DisablePortSecurity == nil {
-			p.DisablePortSecurity = m.osc.Spec.DisablePortSecurity
-		}
-		switch zone := m.osc.Status.MachineSubnetOf(m.machine.Spec.FailureDomain); {
-		case o.Network == nil && len(o.FixedIPs) == 0 && machineSubnetMapped(&m.osc.Spec, m.machine.Spec.FailureDomain):
-			// The zone's own subnet (spec.availabilityZoneMachineSubnets).
-			if zone == nil {
-				return nil, fmt.Errorf("the machine subnet of availability zone %s is not resolved yet", m.machine.Spec.FailureDomain)
-			}
-			p.NetworkID = zone.Network.ID
-			p.FixedIPs = []ports.IP{{SubnetID: zone.Subnet.ID}}
-		case o.Network != nil:
-			n, err := net.ResolveNetworkParam(ctx, o.Network, path.Child("network"))
-			if err != nil {
-				return nil, err
-			}
-			p.NetworkID = n.ID
-		case status.Network != nil:
-			p.NetworkID = status.Network.ID
-		default:
-			return nil, report.Refuted(infrav1.InstanceConfigurationErrorReason, path.Child("network"), "not set, and the cluster has no network")
-		}
-		for j, f := range o.FixedIPs {
-			ip := ports.IP{IPAddress: ptr.Deref(f.IPAddress, "")}
-			if f.Subnet != nil {
-				sn, err := net.ResolveSubnet(ctx, f.Subnet, p.NetworkID, path.Child("fixedIPs").Index(j).Child("subnet"))
-				if err != nil {
-					return nil, err
-				}
-				ip.SubnetID = sn.ID
-			}
-			p.FixedIPs = append(p.FixedIPs, ip)
-		}
-		if !ptr.Deref(p.DisablePortSecurity, false) {
-			groups := machineGroups
-			if o.SecurityGroups != nil {
-				if groups, err = resolveGroups(ctx, net, o.SecurityGroups, path.Child("securityGroups")); err != nil {
-					return nil, err
-				}
-			}
-			p.SecurityGroupIDs = networking.Union(managed, groups)
-		}
-		p.Tags = networking.Union(s.Tags, o.Tags)
-		p.Options = portOptions(&o)
-		out[i] = p
-	}
-	return out, nil
-}
-
-// portOptions are the attributes of a port's spec passed to Neutron as they are.
-func portOptions(o *infrav1.PortOpts) compute.PortOptions {
-	out := compute.PortOptions{AdminStateUp: o.AdminStateUp, MACAddress: ptr.Deref(o.MACAddress, ""), HostID: ptr.Deref(o.HostID, ""),
-		VNICType: ptr.Deref(o.VNICType, ""), PropagateUplinkStatus: o.PropagateUplinkStatus}
-	for _, pair := range o.AllowedAddressPairs {
-		out.AllowedAddressPairs = append(out.AllowedAddressPairs, ports.AddressPair{IPAddress: pair.IPAddress, MACAddress: ptr.Deref(pair.MACAddress, "")})
-	}
-	// A profile key is sent only to turn its feature on: false is what no key means.
-	if p := o.Profile; p != nil && (ptr.Deref(p.OVSHWOffload, false) || ptr.Deref(p.TrustedVF, false)) {
-		out.Profile = map[string]any{}
-		if ptr.Deref(p.OVSHWOffload, false) {
-			out.Profile["capabilities"] = []string{"switchdev"} // a switchdev-capable virtual function
-		}
-		if ptr.Deref(p.TrustedVF, false) {
-			out.Profile["trusted"] = true
-		}
-	}
-	for _, v := range o.ValueSpecs {
-		if out.ValueSpecs == nil {
-			out.ValueSpecs = map[string]string{}
-		}
-		out.ValueSpecs[v.Key] = v.Value
-	}
-	return out
-}
-
-func resolveGroups(ctx context.Context, net *networking.Service, params []infrav1.SecurityGroupParam, path *field.Path) ([]string, error) {
-	var ids []string
-	for i := range params {
-		id, err := net.ResolveSecurityGroup(ctx, &params[i], path.Index(i))
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
-}
-
 func (m *machineReconcile) bootstrapData(ctx context.Context) ([]byte, error) {
 	reader := readerOr(m.r.APIReader, m.r.Client)
 	secret := &corev1.Secret{}
@@ -229,33 +113,23 @@ func (m *machineReconcile) bootstrapData(ctx context.Context) ([]byte, error) {
 	return data, nil
 }
 
-// portIdentities are the names and descriptions of the machine's ports, from the spec alone:
-// "<machine>-<nameSuffix or index>", and the spec's description or the provider's; and whether
-// each is a trunk's parent (the port's trunk, else the machine's).
-func portIdentities(osm *infrav1.OpenStackMachine) []compute.PortIdentity {
-	owner := osm.Namespace + "/" + osm.Name
-	upstream := ""
-	if cluster := osm.Labels[clusterv1.ClusterNameLabel]; cluster != "" {
-		upstream = compute.UpstreamPortDescription(cluster)
+// portsRequest is what the machine's ports are resolved from: its spec, the cluster's managed
+// security group for its role, the cluster network, and its zone's machine subnet.
+func (m *machineReconcile) portsRequest() *compute.PortsRequest {
+	status := &m.osc.Status
+	r := &compute.PortsRequest{Machine: m.osm, DisablePortSecurity: m.osc.Spec.DisablePortSecurity,
+		ZoneMapped: machineSubnetMapped(&m.osc.Spec, m.machine.Spec.FailureDomain), Zone: m.machine.Spec.FailureDomain,
+		ZoneSubnet: status.MachineSubnetOf(m.machine.Spec.FailureDomain)}
+	if g := status.WorkerSecurityGroup; !m.controlPlane && g != nil {
+		r.ManagedGroupID = g.ID
 	}
-	if len(osm.Spec.Ports) == 0 {
-		return []compute.PortIdentity{{Name: osm.Name + "-0", Description: compute.DefaultPortDescription(owner), UpstreamDescription: upstream,
-			Trunk: osm.Spec.Trunk}}
+	if g := status.ControlPlaneSecurityGroup; m.controlPlane && g != nil {
+		r.ManagedGroupID = g.ID
 	}
-	out := make([]compute.PortIdentity, len(osm.Spec.Ports))
-	for i, p := range osm.Spec.Ports {
-		suffix := strconv.Itoa(i)
-		if p.NameSuffix != nil {
-			suffix = *p.NameSuffix
-		}
-		desc := ptr.Deref(p.Description, compute.DefaultPortDescription(owner))
-		up := upstream
-		if p.Description != nil {
-			up = "" // upstream used the spec's description too
-		}
-		out[i] = compute.PortIdentity{Name: osm.Name + "-" + suffix, Description: desc, UpstreamDescription: up, Trunk: ptr.Deref(p.Trunk, osm.Spec.Trunk)}
+	if status.Network != nil {
+		r.ClusterNetworkID = status.Network.ID
 	}
-	return out
+	return r
 }
 
 // knownServerID is the ID of the machine's server when something recorded it: the status, or

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controllers
+package compute
 
 import (
 	"testing"
@@ -24,12 +24,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
 )
 
 func TestPortOptionsAreNeutronsAttributes(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(portOptions(&infrav1.PortOpts{})).To(Equal(compute.PortOptions{}), "nothing asked, nothing sent")
+	g.Expect(portOptions(&infrav1.PortOpts{})).To(Equal(PortOptions{}), "nothing asked, nothing sent")
 	g.Expect(portOptions(&infrav1.PortOpts{Profile: &infrav1.BindingProfile{OVSHWOffload: ptr.To(false), TrustedVF: ptr.To(false)}}).Profile).
 		To(BeNil(), "a profile key only turns its feature on")
 
@@ -40,7 +39,7 @@ func TestPortOptionsAreNeutronsAttributes(t *testing.T) {
 		PropagateUplinkStatus: ptr.To(true),
 		ValueSpecs:            []infrav1.ValueSpec{{Name: "dns", Key: "dns_name", Value: "cp-0"}},
 	})
-	g.Expect(got).To(Equal(compute.PortOptions{
+	g.Expect(got).To(Equal(PortOptions{
 		AdminStateUp: ptr.To(false), MACAddress: "fa:16:3e:12:34:56", HostID: "compute-3", VNICType: "direct",
 		AllowedAddressPairs:   []ports.AddressPair{{IPAddress: "10.6.0.250"}, {IPAddress: "10.6.1.0/24", MACAddress: "fa:16:3e:00:00:01"}},
 		Profile:               map[string]any{"capabilities": []string{"switchdev"}, "trusted": true},
