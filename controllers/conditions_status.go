@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	infrav1beta2 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta2"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
@@ -35,8 +36,11 @@ import (
 // Ready summary, and the removal of what another controller left. Nothing outside the
 // *_status.go files writes a condition or a status field (TestOnlyStatusFilesWriteStatus).
 
+// setCondition sets a condition. Its message names fields as v1beta1 does, followed by the
+// v1beta2 paths of those whose name differs (infrav1beta2.InBothVersions): kubectl shows the
+// v1beta2 object by default.
 func setCondition(obj conditions.Setter, conditionType string, status metav1.ConditionStatus, reason, message string) {
-	conditions.Set(obj, metav1.Condition{Type: conditionType, Status: status, Reason: reason, Message: message})
+	conditions.Set(obj, metav1.Condition{Type: conditionType, Status: status, Reason: reason, Message: infrav1beta2.InBothVersions(message)})
 }
 
 // warning is an event the status setters ask for: they compute, and updateStatus records.
@@ -60,6 +64,7 @@ func (w warnings) emit(rep *report.Recorder) {
 // (see outcome): nothing changes until the spec or the cloud does, and the cloud sends no event
 // when it does. (A reconcile.TerminalError would never look again on its own.)
 func reportProblem(w *warnings, obj conditions.Setter, conditionType, reason, message string) {
+	message = infrav1beta2.InBothVersions(message)
 	before := conditions.Get(obj, conditionType)
 	if before == nil || before.Reason != reason || before.Message != message || before.Status != metav1.ConditionFalse {
 		w.add(reason, message)

@@ -157,49 +157,49 @@ func hostileCases() []hostileCase {
 		{name: "load balancer network filter matching two networks", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			lb(s).Network = byName("twin")
 		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
-			message: "spec.apiServerLoadBalancer.network.filter: {name=twin} matches 2 networks, want exactly one; nothing is provisioned for it"},
+			message: "spec.apiServerLoadBalancer.network.filter: {name=twin} matches 2 networks, want exactly one; nothing is provisioned for it [v1beta2: spec.apiServer.managedLoadBalancer.network.filter]"},
 		{name: "load balancer subnet filter matching two subnets", cluster: func(d decoys, s *infrav1.OpenStackClusterSpec) {
 			l := lb(s)
 			l.Network = &infrav1.NetworkParam{ID: ptr.To(d.network)}
 			l.Subnets = []infrav1.SubnetParam{subnetByName("twin-subnet")}
 		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
-			message: "spec.apiServerLoadBalancer.subnets[0].filter: {name=twin-subnet} matches 2 subnets on network <vip>, want exactly one; nothing is provisioned for it"},
+			message: "spec.apiServerLoadBalancer.subnets[0].filter: {name=twin-subnet} matches 2 subnets on network <vip>, want exactly one; nothing is provisioned for it [v1beta2: spec.apiServer.managedLoadBalancer.subnets[0].filter]"},
 		{name: "zone subnet filter matching two subnets", cluster: func(d decoys, s *infrav1.OpenStackClusterSpec) {
 			l := lb(s)
 			l.Network = &infrav1.NetworkParam{ID: ptr.To(d.network)}
 			l.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{{AvailabilityZone: "az1", Subnet: subnetByName("twin-subnet")}}
 			s.ControlPlaneEndpoint = dnsEndpoint()
 		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
-			message: "az1: spec.apiServerLoadBalancer.availabilityZoneSubnets[0].subnet.filter: {name=twin-subnet} matches 2 subnets on network <vip>, want exactly one; nothing is provisioned for it"},
+			message: "az1: spec.apiServerLoadBalancer.availabilityZoneSubnets[0].subnet.filter: {name=twin-subnet} matches 2 subnets on network <vip>, want exactly one; nothing is provisioned for it [v1beta2: spec.apiServer.managedLoadBalancer.availabilityZoneSubnets[0].subnet.filter]"},
 		{name: "zone subnet ID that does not exist", cluster: func(d decoys, s *infrav1.OpenStackClusterSpec) {
 			l := lb(s)
 			l.Network = &infrav1.NetworkParam{ID: ptr.To(d.network)}
 			l.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{{AvailabilityZone: "az1", Subnet: infrav1.SubnetParam{ID: ptr.To(missingID)}}}
 			s.ControlPlaneEndpoint = dnsEndpoint()
 		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
-			message: "az1: spec.apiServerLoadBalancer.availabilityZoneSubnets[0].subnet.id: subnet " + missingID + " does not exist; nothing is provisioned for it"},
+			message: "az1: spec.apiServerLoadBalancer.availabilityZoneSubnets[0].subnet.id: subnet " + missingID + " does not exist; nothing is provisioned for it [v1beta2: spec.apiServer.managedLoadBalancer.availabilityZoneSubnets[0].subnet.id]"},
 		{name: "API server floating IP associated with another port", cluster: func(d decoys, s *infrav1.OpenStackClusterSpec) {
 			lb(s)
 			s.APIServerFloatingIP = ptr.To(d.busy.FloatingIP)
 		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
-			message: "spec.apiServerFloatingIP: floating IP <busy>, not with a load balancer of this cluster; disassociate it, or give the API server another address"},
+			message: "spec.apiServerFloatingIP: floating IP <busy>, not with a load balancer of this cluster; disassociate it, or give the API server another address [v1beta2: spec.apiServer.floatingIP]"},
 		{name: "load balancer flavor Octavia does not have", cluster: func(_ decoys, s *infrav1.OpenStackClusterSpec) {
 			lb(s).Flavor = ptr.To("amphora-ultra")
 		}, condition: infrav1.APIServerLoadBalancersReadyCondition, reason: infrav1.LoadBalancerConfigurationErrorReason,
-			message: `spec.apiServerLoadBalancer.flavor: Octavia has no enabled flavor "amphora-ultra"`},
+			message: `spec.apiServerLoadBalancer.flavor: Octavia has no enabled flavor "amphora-ultra" [v1beta2: spec.apiServer.managedLoadBalancer.flavor]`},
 
 		{name: "flavor that does not exist", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.Flavor = ptr.To("m9.colossal")
 		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
-			message: `spec.flavor: 0 flavors are named "m9.colossal", want exactly one`},
+			message: `spec.flavor: 0 flavors are named "m9.colossal", want exactly one [v1beta2: spec.flavor.filter.name]`},
 		{name: "flavor name two flavors carry", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.Flavor = ptr.To("twin")
 		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
-			message: `spec.flavor: 2 flavors are named "twin", want exactly one`},
+			message: `spec.flavor: 2 flavors are named "twin", want exactly one [v1beta2: spec.flavor.filter.name]`},
 		{name: "flavor ID that does not exist", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.Flavor, s.FlavorID = nil, ptr.To(missingID)
 		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,
-			message: "spec.flavorID: flavor " + missingID + " does not exist"},
+			message: "spec.flavorID: flavor " + missingID + " does not exist [v1beta2: spec.flavor.id]"},
 		{name: "image ID that does not exist", machine: func(s *infrav1.OpenStackMachineSpec) {
 			s.Image = infrav1.ImageParam{ID: ptr.To(missingID)}
 		}, condition: infrav1.InstanceReadyCondition, reason: infrav1.InstanceConfigurationErrorReason,

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	infrav1beta2 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta2"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
@@ -279,7 +280,7 @@ func setFailureDomainsCondition(osc *infrav1.OpenStackCluster, w *warnings, clus
 	message := fmt.Sprintf("control plane failure domains %s have no API server load balancer and allowCrossAZLoadBalancerMembers is off: "+
 		"control plane machines placed there get no API server traffic; map them in spec.apiServerLoadBalancer.availabilityZoneSubnets, "+
 		"set allowCrossAZLoadBalancerMembers, or leave them out of spec.controlPlaneAvailabilityZones", strings.Join(uncovered, ", "))
-	if before := conditions.Get(osc, infrav1.FailureDomainsReadyCondition); before == nil || before.Message != message {
+	if before := conditions.Get(osc, infrav1.FailureDomainsReadyCondition); before == nil || before.Message != infrav1beta2.InBothVersions(message) {
 		w.add(infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, message)
 	}
 	setCondition(osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionFalse, infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, message)

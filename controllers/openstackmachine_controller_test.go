@@ -385,7 +385,8 @@ func TestMachineServerLifecycle(t *testing.T) {
 		c := conditions.Get(getMachine(g, typo), infrav1.InstanceReadyCondition)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Reason).To(Equal(infrav1.InstanceConfigurationErrorReason))
-		g.Expect(c.Message).To(Equal(`spec.flavor: 0 flavors are named "m1.smal", want exactly one`))
+		g.Expect(c.Message).To(Equal(`spec.flavor: 0 flavors are named "m1.smal", want exactly one [v1beta2: spec.flavor.filter.name]`),
+			"the field in both versions")
 	}, eventually, poll).Should(Succeed())
 	g.Expect(cloud.Calls()["CreateServer"]).To(Equal(3))
 

@@ -18,50 +18,22 @@ package webhooks
 
 import (
 	"context"
-	"regexp"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	infrav1beta2 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta2"
 )
 
 // The webhooks validate v1beta1 objects: a request in v1beta2 reaches them converted (the
 // configurations' matchPolicy is Equivalent). Their errors and warnings then name fields where
 // v1beta1 has them; these rules move each name to where the client that wrote v1beta2 has it.
 
-// v1beta2Fields maps a v1beta1 field path, under spec (or spec.template.spec) or status, to its
-// v1beta2 path. The booleans among them also change polarity (invertedFields).
-var v1beta2Fields = []struct {
-	from *regexp.Regexp
-	to   string
-}{
-	{regexp.MustCompile(`\b(spec\.(?:template\.spec\.)?)apiServerLoadBalancer\b`), "${1}apiServer.managedLoadBalancer"},
-	{regexp.MustCompile(`\b(spec\.(?:template\.spec\.)?)apiServerFloatingIP\b`), "${1}apiServer.floatingIP"},
-	{regexp.MustCompile(`\b(spec\.(?:template\.spec\.)?)apiServerFixedIP\b`), "${1}apiServer.fixedIP"},
-	{regexp.MustCompile(`\b(spec\.(?:template\.spec\.)?)apiServerPort\b`), "${1}apiServer.port"},
-	{regexp.MustCompile(`\b(spec\.(?:template\.spec\.)?)disableAPIServerFloatingIP\b`), "${1}apiServer.enableFloatingIP"},
-	{regexp.MustCompile(`\b(spec\.(?:template\.spec\.)?)disableExternalNetwork\b`), "${1}enableExternalNetwork"},
-	{regexp.MustCompile(`\b(spec\.(?:template\.spec\.)?)networkMTU\b`), "${1}managedNetwork.mtu"},
-	{regexp.MustCompile(`\b(spec\.(?:template\.spec\.)?)disablePortSecurity\b`), "${1}managedNetwork.enablePortSecurity"},
-	{regexp.MustCompile(`\b(spec\.(?:template\.spec\.)?)externalRouterIPs\b`), "${1}managedRouter.externalIPs"},
-	{regexp.MustCompile(`\b(managedSecurityGroups\.)allNodesSecurityGroupRules\b`), "${1}clusterNodesSecurityGroupRules"},
-	{regexp.MustCompile(`\b(ports\[\d+\]\.)disablePortSecurity\b`), "${1}enablePortSecurity"},
-	{regexp.MustCompile(`\b(spec\.(?:template\.spec\.)?)flavorID\b`), "${1}flavor.id"},
-	{regexp.MustCompile(`\b(spec\.(?:template\.spec\.)?)flavor\b([^.]|$)`), "${1}flavor.filter.name${2}"},
-	{regexp.MustCompile(`\bstatus\.apiServerLoadBalancer\b`), "status.apiServerManagedLoadBalancer"},
-}
-
-// invertedFields are the v1beta2 names of the booleans whose polarity differs from v1beta1's.
-var invertedFields = regexp.MustCompile(`(enableFloatingIP|enableExternalNetwork|enablePortSecurity)$`)
-
-// inV1beta2 rewrites the v1beta1 field names in s as v1beta2 names.
-func inV1beta2(s string) string {
-	for _, r := range v1beta2Fields {
-		s = r.from.ReplaceAllString(s, r.to)
-	}
-	return s
-}
+// inV1beta2 rewrites the v1beta1 field names in s as v1beta2 names, from the one table of renamed
+// fields (infrav1beta2.RenamedFields).
+func inV1beta2(s string) string { return infrav1beta2.RenameFields(s) }
 
 // requestedInV1beta2 says whether the client wrote the object under admission in v1beta2.
 func requestedInV1beta2(ctx context.Context) bool {
@@ -78,7 +50,7 @@ func invalid(ctx context.Context, gk schema.GroupKind, name string, errs field.E
 			e := *e
 			e.Field = inV1beta2(e.Field)
 			e.Detail = inV1beta2(e.Detail)
-			if b, ok := e.BadValue.(bool); ok && invertedFields.MatchString(e.Field) {
+			if b, ok := e.BadValue.(bool); ok && infrav1beta2.InvertedField(e.Field) {
 				e.BadValue = !b
 			}
 			translated = append(translated, &e)
