@@ -52,7 +52,19 @@ RIG_ROUTE_METRIC=4242
 # KUBE_BRIDGE).
 RIG_INTERFACES=(lo capo-kube0)
 
-log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+# The one dialect of the hack/ scripts: log says what happens, on standard error, with the time and
+# the script's path under hack/; die logs an error and exits; phase times a step and passes its exit
+# status on; apt_ensure installs what a step needs. hack/kube/lib.sh and hack/local-openstack/lib.sh
+# add their settings and their own domain's helpers, never another way to log.
+log() {
+  local who=$0
+  who=${who##*/hack/}
+  printf '[%s %s] %s\n' "$(date +%T)" "${who#hack/}" "$*" >&2
+}
+die() {
+  log "error: $*"
+  exit 1
+}
 
 # kubernetes_build OUT COMMAND... builds k8s.io/kubernetes/cmd/<COMMAND> v$KUBERNETES_VERSION for
 # each COMMAND into directory OUT, from the Go module proxy in a throwaway module, with the

@@ -21,7 +21,7 @@ stop() {
     local deadline=$((SECONDS + grace))
     while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
     kill -KILL -- "-$group" 2>/dev/null || true
-    say "stopped $name"
+    log "stopped $name"
   fi
   rm -f "$PID_DIR/$name.pid"
 }
@@ -44,5 +44,5 @@ ip addr del "$ADDRESS/32" dev lo 2>/dev/null || true
 
 if [ "${1:-}" = --purge ]; then
   rm -rf "$STATE_DIR"
-  say "purged $STATE_DIR"
+  log "purged $STATE_DIR"
 fi

@@ -41,9 +41,6 @@ export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 export PYTHONPATH="$PYTHON_DIR"
 export DEBIAN_FRONTEND=noninteractive
 
-say() { printf '[%s local-openstack] %s\n' "$(date +%T)" "$*" >&2; }
-die() { say "error: $*"; exit 1; }
-
 pid_of() { cat "$PID_DIR/$1.pid" 2>/dev/null; }
 running() { local pid; pid=$(pid_of "$1") && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; }
 
@@ -64,7 +61,7 @@ daemon() {
   fi
   start-stop-daemon --start --background --make-pidfile --pidfile "$PID_DIR/$name.pid" \
     "${user[@]}" --output "$LOG_DIR/$name.out" --startas "$1" -- "${@:2}"
-  say "started $name (pid $(pid_of "$name"))"
+  log "started $name (pid $(pid_of "$name"))"
 }
 
 # wsgi_daemon NAME PORT FACTORY [APPLICATION ARGS...]: serves a WSGI application with gunicorn.

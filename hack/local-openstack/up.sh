@@ -785,7 +785,7 @@ step() {
   local name=$1 start=$SECONDS
   shift
   "$@"
-  say "$name ready ($((SECONDS - start))s)"
+  log "$name ready ($((SECONDS - start))s)"
 }
 
 all_running() {
@@ -813,7 +813,7 @@ check_address() {
   local was
   was=$(cat "$STATE_DIR/address" 2>/dev/null || echo 127.0.0.1)
   [ ! -e "$DONE_DIR/keystone-database" ] || [ "$was" = "$ADDRESS broker $BROKER_ADDRESS" ] || {
-    say "the state in $STATE_DIR is for $was, not $ADDRESS broker $BROKER_ADDRESS: purging it"
+    log "the state in $STATE_DIR is for $was, not $ADDRESS broker $BROKER_ADDRESS: purging it"
     "$(dirname "$0")/down.sh" --purge >/dev/null
     mkdir -p "$CONF_DIR" "$DATA_DIR" "$LOG_DIR" "$PID_DIR" "$WRAPPER_DIR" "$DONE_DIR"
   }
@@ -824,7 +824,7 @@ main() {
   local start=$SECONDS
   listen_address
   if all_running && [ "$(cat "$STATE_DIR/address" 2>/dev/null)" = "$ADDRESS broker $BROKER_ADDRESS" ]; then
-    say "already running; clouds.yaml: $STATE_DIR/clouds.yaml"
+    log "already running; clouds.yaml: $STATE_DIR/clouds.yaml"
     return 0
   fi
   check_address
@@ -856,7 +856,7 @@ main() {
   start_neutron_agents
   wait_for "http://$ADDRESS:8774/" nova-api
   wait_for "http://$ADDRESS:8776/" cinder-api
-  say "placement, glance, neutron, nova and cinder answer ($((SECONDS - start))s)"
+  log "placement, glance, neutron, nova and cinder answer ($((SECONDS - start))s)"
   first_compute() {
     "$WRAPPER_DIR/nova-manage" "${NOVA_ARGS[@]}" cell_v2 discover_hosts >/dev/null 2>&1 || true
     bootstrap compute "${COMPUTE_HOSTS[@]}"
@@ -871,7 +871,7 @@ main() {
   # find-or-create.
   step "volume backends, flavors and quotas" bootstrap volumes "${ZONES[@]}"
   touch "$DONE_DIR/volumes"
-  say "up in $((SECONDS - start))s; clouds.yaml: $STATE_DIR/clouds.yaml (clouds capo-e2e, capo-admin)"
+  log "up in $((SECONDS - start))s; clouds.yaml: $STATE_DIR/clouds.yaml (clouds capo-e2e, capo-admin)"
 }
 
 main "$@"
