@@ -10,6 +10,7 @@ TOOLS_BIN := $(shell source $(ROOT)/hack/lib.sh && echo $$TOOLS_BIN)
 CONTROLLER_GEN := $(TOOLS_BIN)/controller-gen
 MOCKGEN := $(TOOLS_BIN)/mockgen
 GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint
+KUBE_API_LINTER := $(TOOLS_BIN)/golangci-lint-kube-api-linter
 GINKGO := $(TOOLS_BIN)/ginkgo
 KUSTOMIZE := $(TOOLS_BIN)/kustomize
 
@@ -171,9 +172,10 @@ test-unit: ## Run only the tests that need no API server.
 	go test -short $(GO_TEST_FLAGS) ./...
 
 .PHONY: lint
-lint: ## Run golangci-lint.
-	@hack/tools.sh golangci-lint >/dev/null
+lint: ## Run golangci-lint, and Kube API Linter over the API types (.golangci-kal.yml).
+	@hack/tools.sh golangci-lint golangci-lint-kube-api-linter >/dev/null
 	$(GOLANGCI_LINT) run ./...
+	$(KUBE_API_LINTER) run --config .golangci-kal.yml ./api/...
 
 .PHONY: verify
 verify: ## Fail when go.mod, gofmt or any generated file is out of date, when a CI script could swallow a failed step, when a script could run a command before installing it (hack/installcheck), or when a tracked file is binary or over 1 MiB.

@@ -12,6 +12,9 @@ CONTROLLER_GEN_VERSION=v0.21.0
 MOCKGEN_VERSION=v0.6.0
 GINKGO_VERSION=v2.34.0
 GOLANGCI_LINT_VERSION=v2.15.0
+# Kube API Linter, as golangci-lint with the linter built in (its own module pins that
+# golangci-lint); the module proxy serves it by commit only.
+KUBE_API_LINTER_VERSION=v0.0.0-20260716143926-092fe0c72997
 KUSTOMIZE_VERSION=v5.8.2
 HELM_VERSION=v3.21.4
 KUBERNETES_VERSION=1.36.3

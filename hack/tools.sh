@@ -3,7 +3,8 @@
 # that directory. Idempotent: a tool whose stamp matches its pinned version is not rebuilt.
 #
 #   hack/tools.sh            all tools
-#   hack/tools.sh NAME...    only these (controller-gen mockgen ginkgo golangci-lint kustomize helm)
+#   hack/tools.sh NAME...    only these (controller-gen mockgen ginkgo golangci-lint
+#                            golangci-lint-kube-api-linter kustomize helm)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -12,13 +13,14 @@ declare -A PKG=(
   [mockgen]="go.uber.org/mock/mockgen@${MOCKGEN_VERSION}"
   [ginkgo]="github.com/onsi/ginkgo/v2/ginkgo@${GINKGO_VERSION}"
   [golangci-lint]="github.com/golangci/golangci-lint/v2/cmd/golangci-lint@${GOLANGCI_LINT_VERSION}"
+  [golangci-lint-kube-api-linter]="sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter@${KUBE_API_LINTER_VERSION}"
   [kustomize]="sigs.k8s.io/kustomize/kustomize/v5@${KUSTOMIZE_VERSION}"
   # Renders cert-manager's release manifest from its chart (hack/cert-manager.sh); not in "all".
   [helm]="helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
 )
 
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(controller-gen mockgen ginkgo golangci-lint kustomize)
+[ ${#names[@]} -gt 0 ] || names=(controller-gen mockgen ginkgo golangci-lint golangci-lint-kube-api-linter kustomize)
 
 mkdir -p "$TOOLS_BIN"
 for name in "${names[@]}"; do

@@ -389,9 +389,11 @@ type OpenStackClusterStatus struct {
 	// Conditions describe the state of each piece of the cluster infrastructure.
 	// +listType=map
 	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
 	// FailureDomains are the Nova availability zones machines may be placed in.
 	// +listType=map
@@ -482,7 +484,8 @@ type OpenStackClusterInitializationStatus struct {
 // OpenStackCluster is the infrastructure of a Cluster API cluster on OpenStack: its network,
 // security groups and API server load balancer(s).
 type OpenStackCluster struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +required
@@ -507,10 +510,13 @@ func init() {
 
 // ZoneMachineSubnetStatus is a zone's machine subnet as found in Neutron.
 type ZoneMachineSubnetStatus struct {
+	// +required
 	AvailabilityZone string `json:"availabilityZone"`
 	// Network is the subnet's network.
+	// +required
 	Network NetworkStatus `json:"network"`
-	Subnet  Subnet        `json:"subnet"`
+	// +required
+	Subnet Subnet `json:"subnet"`
 }
 
 // MachineSubnetOf is the resolved machine subnet of availability zone az, or nil.

@@ -40,7 +40,8 @@ type OpenStackClusterTemplateResource struct {
 
 // OpenStackClusterTemplate is a template for OpenStackClusters, used by ClusterClass.
 type OpenStackClusterTemplate struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +required

@@ -405,9 +405,11 @@ type OpenStackMachineStatus struct {
 	// Conditions describe the state of the server and its load balancer membership.
 	// +listType=map
 	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
 	// Addresses are the server's addresses.
 	// +listType=atomic
@@ -453,7 +455,8 @@ type OpenStackMachineInitializationStatus struct {
 // OpenStackMachine is the infrastructure of one Cluster API machine on OpenStack: a Nova server
 // and its ports.
 type OpenStackMachine struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +required

@@ -43,7 +43,8 @@ type OpenStackMachineTemplateResource struct {
 
 // OpenStackMachineTemplate is a template for OpenStackMachines.
 type OpenStackMachineTemplate struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +required

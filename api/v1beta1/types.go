@@ -434,10 +434,13 @@ type ManagedSecurityGroupName string
 
 // NetworkStatus is what the controller knows of a Neutron network.
 type NetworkStatus struct {
+	// +required
 	Name string `json:"name"`
-	ID   string `json:"id"`
+	// +required
+	ID string `json:"id"`
 
 	// +optional
+	// +listType=atomic
 	Tags []string `json:"tags,omitempty"`
 }
 
@@ -447,41 +450,54 @@ type NetworkStatusWithSubnets struct {
 
 	// Subnets are the subnets of the network that are in use.
 	// +optional
+	// +listType=atomic
 	Subnets []Subnet `json:"subnets,omitempty"`
 }
 
 // Subnet is what the controller knows of a Neutron subnet.
 type Subnet struct {
+	// +required
 	Name string `json:"name"`
-	ID   string `json:"id"`
+	// +required
+	ID string `json:"id"`
+	// +required
 	CIDR string `json:"cidr"`
 
 	// +optional
+	// +listType=atomic
 	Tags []string `json:"tags,omitempty"`
 }
 
 // Router is what the controller knows of a Neutron router.
 type Router struct {
+	// +required
 	Name string `json:"name"`
-	ID   string `json:"id"`
+	// +required
+	ID string `json:"id"`
 
 	// +optional
+	// +listType=atomic
 	Tags []string `json:"tags,omitempty"`
 
 	// IPs are the router's external gateway addresses.
 	// +optional
+	// +listType=atomic
 	IPs []string `json:"ips,omitempty"`
 }
 
 // LoadBalancer is what the controller knows of one API server load balancer.
 type LoadBalancer struct {
+	// +required
 	Name string `json:"name"`
-	ID   string `json:"id"`
+	// +required
+	ID string `json:"id"`
 
 	// IP is the address clients use: the floating IP when there is one, otherwise the VIP.
+	// +required
 	IP string `json:"ip"`
 
 	// InternalIP is the VIP address on the load balancer subnet.
+	// +required
 	InternalIP string `json:"internalIP"`
 
 	// AvailabilityZone is the availability zone this load balancer serves. It is empty for the
@@ -491,9 +507,11 @@ type LoadBalancer struct {
 	AvailabilityZone string `json:"availabilityZone"`
 
 	// +optional
+	// +listType=atomic
 	AllowedCIDRs []string `json:"allowedCIDRs,omitempty"`
 
 	// +optional
+	// +listType=atomic
 	Tags []string `json:"tags,omitempty"`
 
 	// LoadBalancerNetwork is the network, and the subnet, that holds the VIP.
@@ -558,6 +576,7 @@ type ZoneMaintenance struct {
 	// members of every load balancer (they get no new connection), and the zone's load
 	// balancer is not published.
 	// +kubebuilder:validation:Enum=Withdrawing;InMaintenance
+	// +required
 	Phase ZoneMaintenancePhase `json:"phase"`
 
 	// WithdrawnAt is when the DNS records without the zone were seen taken up by ExternalDNS
@@ -579,9 +598,12 @@ const (
 
 // LoadBalancerPool is one pool of an API server load balancer, as Octavia reports it.
 type LoadBalancerPool struct {
+	// +required
 	Name string `json:"name"`
 	// Port is the listener port the pool serves.
-	Port            int    `json:"port"`
+	// +required
+	Port int `json:"port"`
+	// +optional
 	OperatingStatus string `json:"operatingStatus,omitempty"`
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
@@ -591,15 +613,20 @@ type LoadBalancerPool struct {
 
 // LoadBalancerMember is a member of a pool: a control plane machine's address.
 type LoadBalancerMember struct {
-	Name            string `json:"name"`
-	Address         string `json:"address"`
+	// +required
+	Name string `json:"name"`
+	// +required
+	Address string `json:"address"`
+	// +optional
 	OperatingStatus string `json:"operatingStatus,omitempty"`
 }
 
 // SecurityGroupStatus is what the controller knows of a managed security group.
 type SecurityGroupStatus struct {
+	// +required
 	Name string `json:"name"`
-	ID   string `json:"id"`
+	// +required
+	ID string `json:"id"`
 }
 
 // InstanceState is the state of a Nova server.

@@ -42,7 +42,8 @@ const (
 	Status Scope = "status"
 )
 
-// RenamedField is one field whose name or place differs.
+// RenamedField is one field whose name or place differs. It is not an API type.
+// +kubebuilder:object:generate=false
 type RenamedField struct {
 	Scope Scope
 	// V1beta1 and V1beta2 are its paths in its scope, dot-separated.

@@ -223,9 +223,11 @@ type OpenStackClusterStatus struct {
 	// Conditions describe the state of each piece of the cluster infrastructure.
 	// +listType=map
 	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
 	// Initialization reports when the cluster infrastructure is provisioned.
 	// +optional
@@ -310,7 +312,8 @@ type OpenStackClusterStatus struct {
 // OpenStackCluster is the infrastructure of a Cluster API cluster on OpenStack: its network,
 // security groups and API server load balancer(s).
 type OpenStackCluster struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +required

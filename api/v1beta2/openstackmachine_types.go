@@ -242,7 +242,8 @@ type PortOpts struct {
 // OpenStackMachine is the infrastructure of a Cluster API machine on OpenStack: a Nova server and
 // its ports, volumes and load balancer memberships.
 type OpenStackMachine struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +required
