@@ -37,9 +37,11 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
 
@@ -205,13 +207,30 @@ func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	}
 	// The phases of this stage read what is above and write only their own part of f.
 	router := f.routerOf(osc)
+	// A panic in one ends that phase in an error, never the manager (outcome.Run).
 	var wg sync.WaitGroup
-	wg.Go(func() { f.lbs = c.reconcileLoadBalancers(ctx, network, external, router) })
+	wg.Go(func() {
+		if err := outcome.Run("the load balancer phase", func() { f.lbs = c.reconcileLoadBalancers(ctx, network, external, router) }); err != nil {
+			f.lbs = &zones.Result{Err: err}
+		}
+	})
 	if full {
-		wg.Go(func() { f.groups = c.reconcileSecurityGroups(ctx, network) })
-		wg.Go(func() { f.domains = c.reconcileFailureDomains(ctx) })
+		wg.Go(func() {
+			if err := outcome.Run("the security group phase", func() { f.groups = c.reconcileSecurityGroups(ctx, network) }); err != nil {
+				f.groups = &groupsFound{managed: true, Outcome: outcome.Failed(err)}
+			}
+		})
+		wg.Go(func() {
+			if err := outcome.Run("the failure domain phase", func() { f.domains = c.reconcileFailureDomains(ctx) }); err != nil {
+				f.domains = &domainsFound{Outcome: outcome.Failed(err)}
+			}
+		})
 		if !routerFirst {
-			wg.Go(func() { f.router = c.reconcileRouter(ctx, network, external) })
+			wg.Go(func() {
+				if err := outcome.Run("the router phase", func() { f.router = c.reconcileRouter(ctx, network, external) }); err != nil {
+					f.router = &routerFound{Outcome: outcome.Failed(err)}
+				}
+			})
 		}
 	}
 	wg.Wait()

@@ -126,15 +126,23 @@ func reconcileObject[O conditionsObject](ctx context.Context, s *shared, c clien
 		}
 	}()
 
+	// The phases get a deadline: a tenant's slow or silent cloud holds one worker for at most
+	// this long. The patch above does not: what the phases found is written either way.
+	phases, cancel := context.WithTimeout(ctx, reconcileDeadline)
+	defer cancel()
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return work.delete(ctx)
+		return work.delete(phases)
 	}
 	if controllerutil.AddFinalizer(obj, k.finalizer) {
 		// The patch adds the finalizer; its update event brings us back.
 		return ctrl.Result{}, nil
 	}
-	return work.normal(ctx)
+	return work.normal(phases)
 }
+
+// reconcileDeadline bounds the phases of one reconcile: each OpenStack call has its own timeout
+// (pkg/scope), and a reconcile makes a handful of them in a row.
+const reconcileDeadline = 3 * time.Minute
 
 func clusterRef(c *clusterv1.Cluster) string { return c.Namespace + "/" + c.Name }
 

@@ -18,6 +18,7 @@ package clients
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/apiversions"
@@ -125,6 +126,9 @@ func (l *loadBalancerClient) GetLoadBalancerStatuses(ctx context.Context, id str
 		tree, err := r.Extract()
 		if err != nil {
 			return nil, err
+		}
+		if tree == nil || tree.Loadbalancer == nil {
+			return nil, fmt.Errorf("%w: no load balancer in the status tree", ErrMalformedAnswer)
 		}
 		// Octavia names a pool's monitor "health_monitor" in the status tree, where gophercloud
 		// looks for "healthmonitor": read it separately so that the tree carries the monitors.

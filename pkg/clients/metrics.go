@@ -23,6 +23,8 @@ package clients
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -82,21 +84,77 @@ func observe(service, operation string, start time.Time, err error) {
 	requestDuration.WithLabelValues(service, operation, code).Observe(time.Since(start).Seconds())
 }
 
-// call runs f and records it.
+// call runs f and records it. An answer that holds no object, or an object without its ID, is an
+// error naming the service and the operation, never a value a caller could dereference: a cloud
+// is whatever auth_url a tenant names.
 func call[T any](service, operation string, f func() (T, error)) (T, error) {
 	start := time.Now()
 	v, err := f()
+	if err == nil {
+		err = malformed(v)
+	}
 	observe(service, operation, start, err)
-	return v, WrapCall(service, operation, err)
+	if err != nil {
+		var zero T
+		return zero, WrapCall(service, operation, err)
+	}
+	return v, nil
 }
 
-// allPages reads every page of a list and extracts its items.
+// ErrMalformedAnswer is what an answer without the object it must hold is.
+var ErrMalformedAnswer = errors.New("the answer does not hold what it must")
+
+// malformed says what is wrong with an answer v that came without an error: a nil pointer, or a
+// pointer to a struct whose ID (when it has one) is empty.
+func malformed(v any) error {
+	r := reflect.ValueOf(v)
+	if r.Kind() != reflect.Pointer {
+		return nil
+	}
+	if r.IsNil() {
+		return fmt.Errorf("%w: no object", ErrMalformedAnswer)
+	}
+	if e := r.Elem(); e.Kind() == reflect.Struct {
+		if id := e.FieldByName("ID"); id.IsValid() && id.Kind() == reflect.String && id.String() == "" {
+			return fmt.Errorf("%w: an object without an ID", ErrMalformedAnswer)
+		}
+	}
+	return nil
+}
+
+// MaxPages is the most pages a list follows; MaxListBody the most bytes its pages hold together.
+// A cloud that answers with more, or with endless next links, gets an error, not the manager's
+// memory.
+const (
+	MaxPages    = 32
+	MaxListBody = 32 << 20
+)
+
+// ErrTooManyPages is what a list past MaxPages returns.
+var ErrTooManyPages = errors.New("the list has more pages than the clients follow")
+
+// allPages reads the pages of a list, at most MaxPages holding at most MaxListBody bytes
+// together, and extracts their items.
 func allPages[T any](ctx context.Context, pager pagination.Pager, extract func(pagination.Page) ([]T, error)) ([]T, error) {
-	pages, err := pager.AllPages(ctx)
+	var (
+		items []T
+		pages int
+	)
+	err := pager.EachPage(withBodyBudget(ctx, MaxListBody), func(_ context.Context, page pagination.Page) (bool, error) {
+		if pages++; pages > MaxPages {
+			return false, fmt.Errorf("%w (%d)", ErrTooManyPages, MaxPages)
+		}
+		got, err := extract(page)
+		if err != nil {
+			return false, err
+		}
+		items = append(items, got...)
+		return true, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return extract(pages)
+	return items, nil
 }
 
 // callErr runs f, which returns only an error, and records it.

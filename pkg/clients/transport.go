@@ -17,10 +17,12 @@ limitations under the License.
 package clients
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 )
 
 // MaxResponseBody is the most the clients read of an answer's body: 16 MiB, well above what a
@@ -47,18 +49,39 @@ func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	if resp.ContentLength > t.limit {
-		_ = resp.Body.Close()
-		return nil, fmt.Errorf("%w (%d bytes announced, at most %d read)", ErrResponseTooLarge, resp.ContentLength, t.limit)
+	limit, budget := t.limit, bodyBudget(req.Context())
+	if budget != nil {
+		limit = min(limit, budget.Load())
 	}
-	resp.Body = &limitedBody{body: resp.Body, left: t.limit}
+	if resp.ContentLength > limit {
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("%w (%d bytes announced, at most %d read)", ErrResponseTooLarge, resp.ContentLength, limit)
+	}
+	resp.Body = &limitedBody{body: resp.Body, left: limit, budget: budget}
 	return resp, nil
 }
 
-// limitedBody reads at most left bytes of body, then fails.
+// budgetKey carries, in a request's context, the bytes the answers of one list may still hold
+// together (allPages).
+type budgetKey struct{}
+
+func withBodyBudget(ctx context.Context, bytes int64) context.Context {
+	b := &atomic.Int64{}
+	b.Store(bytes)
+	return context.WithValue(ctx, budgetKey{}, b)
+}
+
+func bodyBudget(ctx context.Context) *atomic.Int64 {
+	b, _ := ctx.Value(budgetKey{}).(*atomic.Int64)
+	return b
+}
+
+// limitedBody reads at most left bytes of body, then fails; what it reads also comes off the
+// list's budget, when it has one.
 type limitedBody struct {
-	body io.ReadCloser
-	left int64
+	body   io.ReadCloser
+	left   int64
+	budget *atomic.Int64
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -75,6 +98,9 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.body.Read(p)
 	b.left -= int64(n)
+	if b.budget != nil {
+		b.budget.Add(-int64(n))
+	}
 	return n, err
 }
 

@@ -77,11 +77,20 @@ func (s *Service) converge(ctx context.Context, in *zones.Input, plan *zones.Pla
 	outcomes = make([]zones.Outcome, len(plan.Desired))
 	var wg sync.WaitGroup
 	for i := range plan.Desired {
-		wg.Go(func() { outcomes[i] = s.Reconcile(ctx, plan.Desired[i], plan.Known[i]) })
+		wg.Go(func() {
+			if err := outcome.Run("load balancer "+plan.Desired[i].Name, func() { outcomes[i] = s.Reconcile(ctx, plan.Desired[i], plan.Known[i]) }); err != nil {
+				outcomes[i] = failed(err)
+				outcomes[i].AvailabilityZone = plan.Desired[i].AvailabilityZone
+			}
+		})
 	}
 	staleDone = true
 	if len(plan.Stale) > 0 {
-		wg.Go(func() { staleDone, staleErr = s.Delete(ctx, plan.StaleRemoval(in)) })
+		wg.Go(func() {
+			if err := outcome.Run("removing load balancers", func() { staleDone, staleErr = s.Delete(ctx, plan.StaleRemoval(in)) }); err != nil {
+				staleDone, staleErr = false, err
+			}
+		})
 	}
 	wg.Wait()
 	return outcomes, staleDone, staleErr

@@ -28,6 +28,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
@@ -59,7 +60,11 @@ func (s *Service) Delete(ctx context.Context, r *zones.Removal) (done bool, err 
 			continue // named, tagged or recorded as the cluster's, but another's or nobody's: never deleted
 		}
 		done = false
-		wg.Go(func() { errs[i] = s.remove(ctx, lb, r) })
+		wg.Go(func() {
+			if err := outcome.Run("deleting load balancer "+lb.Name, func() { errs[i] = s.remove(ctx, lb, r) }); err != nil {
+				errs[i] = err
+			}
+		})
 	}
 	wg.Wait()
 	if err := kerrors.NewAggregate(errs); err != nil {

@@ -156,12 +156,14 @@ func (s *Service) allocate(ctx context.Context, id string, create floatingips.Cr
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), allocationTimeout)
 	s.memory.background(func() {
+		var fip *floatingips.FloatingIP
+		// Finished even when the call panics: a failed allocation is tried again, and
+		// reported, once the load balancer is ACTIVE.
+		defer func() { s.memory.finishAllocation(id, fip) }()
 		defer cancel()
-		fip, err := s.net.CreateFloatingIP(ctx, create)
-		if err != nil {
-			fip = nil // tried again, and reported, once the load balancer is ACTIVE
+		if got, err := s.net.CreateFloatingIP(ctx, create); err == nil {
+			fip = got
 		}
-		s.memory.finishAllocation(id, fip)
 	})
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
 
@@ -169,7 +170,9 @@ func (m *Memory) background(work func()) {
 		m.Background(work)
 		return
 	}
-	go work()
+	go func() {
+		_ = outcome.Run("a background allocation", work) // the work finishes its allocation either way
+	}()
 }
 
 func (m *Memory) finishAllocation(id string, fip *floatingips.FloatingIP) {

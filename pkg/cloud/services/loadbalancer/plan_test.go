@@ -17,6 +17,7 @@ limitations under the License.
 package loadbalancer
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -306,4 +307,28 @@ func TestRemovalIsNotDoneUntilTheFloatingIPIsReleased(t *testing.T) {
 	done, err := m.service().Delete(ctx, &zones.Removal{Namespace: "ns", Cluster: "c", Names: []string{zones.Name("ns", "c", "az3")}})
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(done).To(BeFalse())
+}
+
+// A zone whose reconcile panics (a cloud's answer the code did not expect) ends in that zone's
+// error; the other zones go on, and the manager does not exit.
+func TestAPanicInOneZoneIsThatZonesError(t *testing.T) {
+	g := NewWithT(t)
+	m := newMocked(t)
+	az1, az2 := desiredAZ("az1"), desiredAZ("az2")
+	k1 := known(az1)
+	k2 := known(az2)
+	k2.ID = "22222222-2222-4222-8222-222222222222"
+	m.lb.EXPECT().GetLoadBalancerStatuses(gomock.Any(), k1.ID).DoAndReturn(func(context.Context, string) (*loadbalancers.StatusTree, error) {
+		panic("a nil the code did not expect")
+	})
+	m.lb.EXPECT().GetLoadBalancerStatuses(gomock.Any(), k2.ID).Return(nil, gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusServiceUnavailable})
+	plan := &zones.Plan{Desired: []*zones.Desired{az1, az2}, Known: []*infrav1.LoadBalancer{k1, k2}}
+	outcomes, staleDone, staleErr := m.service().converge(ctx, unrecordedInput, plan)
+	g.Expect(staleDone).To(BeTrue())
+	g.Expect(staleErr).NotTo(HaveOccurred())
+	g.Expect(outcomes[0].AvailabilityZone).To(Equal("az1"))
+	g.Expect(outcomes[0].State).To(Equal(zones.StateError))
+	g.Expect(outcomes[0].Err).To(MatchError(ContainSubstring("load balancer k8s-clusterapi-cluster-ns-c-az1-kubeapi stopped on an internal error (a nil the code did not expect)")))
+	g.Expect(outcomes[1].AvailabilityZone).To(Equal("az2"))
+	g.Expect(outcomes[1].Err).To(MatchError(ContainSubstring("503")), "the other zone went on to its own answer")
 }

@@ -21,6 +21,7 @@ limitations under the License.
 package outcome
 
 import (
+	"fmt"
 	"time"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -67,4 +68,17 @@ func Waiting(reason, message string, d time.Duration) Outcome {
 func (o Outcome) SpecError() bool {
 	_, ok := report.AsSpecError(o.Err)
 	return ok
+}
+
+// Run runs f, and turns a panic in it into an error that names what was running: a goroutine
+// that a phase or a zone starts must end in that step's error, never in the shared manager's
+// exit, whatever a tenant's cloud answered.
+func Run(what string, f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s stopped on an internal error (%v); the manager goes on, and this step is tried again", what, r)
+		}
+	}()
+	f()
+	return nil
 }
