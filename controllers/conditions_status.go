@@ -38,9 +38,9 @@ import (
 
 // setCondition sets a condition. Its message names fields as v1beta1 does, followed by the
 // v1beta2 paths of those whose name differs (infrav1beta2.InBothVersions): kubectl shows the
-// v1beta2 object by default.
+// v1beta2 object by default. A URL's user information never reaches it (report.Redact).
 func setCondition(obj conditions.Setter, conditionType string, status metav1.ConditionStatus, reason, message string) {
-	conditions.Set(obj, metav1.Condition{Type: conditionType, Status: status, Reason: reason, Message: infrav1beta2.InBothVersions(message)})
+	conditions.Set(obj, metav1.Condition{Type: conditionType, Status: status, Reason: reason, Message: report.Redact(infrav1beta2.InBothVersions(message))})
 }
 
 // warning is an event the status setters ask for: they compute, and updateStatus records.
@@ -64,7 +64,7 @@ func (w warnings) emit(rep *report.Recorder) {
 // (see outcome): nothing changes until the spec or the cloud does, and the cloud sends no event
 // when it does. (A reconcile.TerminalError would never look again on its own.)
 func reportProblem(w *warnings, obj conditions.Setter, conditionType, reason, message string) {
-	message = infrav1beta2.InBothVersions(message)
+	message = report.Redact(infrav1beta2.InBothVersions(message))
 	before := conditions.Get(obj, conditionType)
 	if before == nil || before.Reason != reason || before.Message != message || before.Status != metav1.ConditionFalse {
 		w.add(reason, message)

@@ -25,6 +25,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // How soon the controllers look at an object again: after a wait, after a spec the cloud
@@ -71,7 +72,7 @@ func (p *pacer) pace(log logr.Logger, key types.NamespacedName, res ctrl.Result,
 	if fault.RetryAfter > delay {
 		delay = min(fault.RetryAfter, faultBackoffCap)
 	}
-	log.Info("Backing off: the cloud refused a call or did not answer", "fault", fault.String(), "retryIn", delay.String(), "inARow", n+1, "error", err.Error())
+	log.Info("Backing off: the cloud refused a call or did not answer", "fault", fault.String(), "retryIn", delay.String(), "inARow", n+1, "error", report.Redact(err.Error()))
 	return ctrl.Result{RequeueAfter: delay}, nil
 }
 

@@ -19,7 +19,6 @@ package v1beta1
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strings"
 )
 
@@ -86,12 +85,30 @@ func (s *OpenStackClusterStatus) UnmarshalJSON(data []byte) error {
 	return json.Unmarshal(data, (*plain)(s))
 }
 
+// MaxZoneMaintenanceBytes and MaxZonesInMaintenance bound the zone-maintenance annotation: the
+// webhook refuses a longer one, and the controller reads no further (an annotation admitted
+// before the bound, or with admission bypassed, costs the shared manager no more).
+const (
+	MaxZoneMaintenanceBytes = 4096
+	MaxZonesInMaintenance   = 64
+)
+
 // ZonesInMaintenance are the availability zones the zone-maintenance annotation names, in its
-// order, without blanks or repeats. The webhook refuses a zone the spec does not map.
+// order, without blanks or repeats: at most MaxZonesInMaintenance, from its first
+// MaxZoneMaintenanceBytes bytes. The webhook refuses a zone the spec does not map.
 func (c *OpenStackCluster) ZonesInMaintenance() []string {
+	value := c.Annotations[ZoneMaintenanceAnnotation]
+	if len(value) > MaxZoneMaintenanceBytes {
+		value = value[:MaxZoneMaintenanceBytes]
+	}
 	var zones []string
-	for _, z := range strings.Split(c.Annotations[ZoneMaintenanceAnnotation], ",") {
-		if z = strings.TrimSpace(z); z != "" && !slices.Contains(zones, z) {
+	seen := map[string]bool{}
+	for z := range strings.SplitSeq(value, ",") {
+		if z = strings.TrimSpace(z); z != "" && !seen[z] {
+			if len(zones) == MaxZonesInMaintenance {
+				break
+			}
+			seen[z] = true
 			zones = append(zones, z)
 		}
 	}

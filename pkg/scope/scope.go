@@ -253,7 +253,8 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Cl
 	}
 	provider, err := openstack.NewClient(authOpts.IdentityEndpoint)
 	if err != nil {
-		return nil, fmt.Errorf("%s: auth_url: %w", where, err)
+		// The parser's words quote the URL, and a URL may carry a user and a password.
+		return nil, fmt.Errorf("%s: auth_url is not a valid URL", where)
 	}
 	timeout := f.Timeout
 	if timeout == 0 {

@@ -324,6 +324,13 @@ func TestErrorsNameSecretKeyAndCloudButNoCredential(t *testing.T) {
 			wantErr: `identity Secret ns/cloud-config: cloud "prod" is not in "clouds.yaml" (it has: openstack)`,
 		},
 		{
+			// A malformed auth_url with credentials in it: the parser quotes the URL, which never
+			// reaches the error.
+			name: "malformed auth_url with user information", ref: ref,
+			secret:  secret(map[string]string{CloudsSecretKey: cloudsYAML("http://user:"+password+"@keystone:50x0/v3", "")}),
+			wantErr: `identity Secret ns/cloud-config, cloud "openstack": auth_url is not a valid URL`,
+		},
+		{
 			name: "rejected credentials", ref: ref,
 			secret:  secret(map[string]string{CloudsSecretKey: strings.Replace(cloudsYAML(k.server.URL, ""), password, "wrong", 1)}),
 			wantErr: `identity Secret ns/cloud-config, cloud "openstack": authenticating:`,

@@ -60,6 +60,12 @@ func validateMaintenance(osc *infrav1.OpenStackCluster) field.ErrorList {
 		return nil
 	}
 	path := field.NewPath("metadata", "annotations").Key(infrav1.ZoneMaintenanceAnnotation)
+	if len(value) > infrav1.MaxZoneMaintenanceBytes {
+		return field.ErrorList{field.TooLong(path, "", infrav1.MaxZoneMaintenanceBytes)}
+	}
+	if n := strings.Count(value, ",") + 1; n > infrav1.MaxZonesInMaintenance {
+		return field.ErrorList{field.TooMany(path, n, infrav1.MaxZonesInMaintenance)}
+	}
 	if osc.Spec.APIServerLoadBalancerEnabled() && osc.Spec.APIServerLoadBalancer.ZoneDiscovery != nil {
 		return nil // zones found by tag are known to the controller only; it ignores the others
 	}
@@ -71,7 +77,7 @@ func validateMaintenance(osc *infrav1.OpenStackCluster) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for _, z := range osc.ZonesInMaintenance() {
-		if !slices.Contains(mapped, z) {
+		if !slices.Contains(mapped, z) && len(errs) < maxErrorsPerField {
 			detail := fmt.Sprintf("zone %q is not in spec.apiServerLoadBalancer.availabilityZoneSubnets (%s): name zones of the comma-separated list as the spec maps them", z, strings.Join(mapped, ", "))
 			if len(mapped) == 0 {
 				detail = fmt.Sprintf("zone %q cannot be taken out of service: the cluster has no per-zone load balancers (spec.apiServerLoadBalancer.availabilityZoneSubnets is empty)", z)

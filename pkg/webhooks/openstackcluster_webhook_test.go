@@ -18,6 +18,7 @@ package webhooks
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -534,4 +535,50 @@ func TestZoneDiscoveryChangesOnlyBesideEntries(t *testing.T) {
 	annotated.Annotations = map[string]string{infrav1.ZoneMaintenanceAnnotation: "az7"}
 	_, err = w.ValidateCreate(context.Background(), annotated)
 	g.Expect(err).NotTo(HaveOccurred())
+}
+
+// A tenant's annotation cannot make the shared webhook build a huge answer: the annotation is
+// bounded, every echoed value is cut, and a field gets a few errors at most.
+func TestAHugeZoneMaintenanceAnnotationGetsASmallAnswer(t *testing.T) {
+	w := &OpenStackCluster{}
+	names := func(n int) string {
+		zones := make([]string, n)
+		for i := range zones {
+			zones[i] = fmt.Sprintf("zone-%04d", i)
+		}
+		return strings.Join(zones, ",")
+	}
+	for _, tc := range []struct {
+		name, value, want string
+	}{
+		{name: "16383 bytes, as the attack sent", value: names(1700)[:16383], want: "Too long: may not be more than 4096 bytes"},
+		{name: "too many names", value: names(100), want: "Too many: 100: must have at most 64 items"},
+		{name: "60 unknown names", value: names(60), want: "is not in spec.apiServerLoadBalancer.availabilityZoneSubnets"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			obj := multiAZCluster()
+			obj.Annotations = map[string]string{infrav1.ZoneMaintenanceAnnotation: tc.value}
+			_, err := w.ValidateCreate(context.Background(), obj)
+			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+			g.Expect(len(err.Error())).To(BeNumerically("<", 8<<10), "the answer is small: %d bytes", len(err.Error()))
+			g.Expect(strings.Count(err.Error(), "is not in spec.")).To(BeNumerically("<=", maxErrorsPerField), "a few errors")
+			g.Expect(strings.Count(err.Error(), "more bytes)")).To(Equal(strings.Count(err.Error(), "Invalid value")), "each echoed value cut")
+		})
+	}
+}
+
+func TestZonesInMaintenanceReadsABoundedAnnotation(t *testing.T) {
+	g := NewWithT(t)
+	osc := &infrav1.OpenStackCluster{}
+	zones := make([]string, 47988)
+	for i := range zones {
+		zones[i] = fmt.Sprintf("z%d", i)
+	}
+	osc.Annotations = map[string]string{infrav1.ZoneMaintenanceAnnotation: strings.Join(zones, ",")}
+	got := osc.ZonesInMaintenance()
+	g.Expect(got).To(HaveLen(infrav1.MaxZonesInMaintenance))
+	g.Expect(got[0]).To(Equal("z0"))
+	osc.Annotations[infrav1.ZoneMaintenanceAnnotation] = "az1, az2,az1"
+	g.Expect(osc.ZonesInMaintenance()).To(Equal([]string{"az1", "az2"}))
 }

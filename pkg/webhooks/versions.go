@@ -18,6 +18,8 @@ package webhooks
 
 import (
 	"context"
+	"fmt"
+	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,9 +43,46 @@ func requestedInV1beta2(ctx context.Context) bool {
 	return err == nil && req.RequestKind != nil && req.RequestKind.Version == "v1beta2"
 }
 
+// What the webhooks echo is bounded, whatever the object holds: a value is cut at maxEchoedValue
+// bytes, a detail at maxEchoedDetail, and a field gets at most maxErrorsPerField errors. An
+// admission answer built from a huge annotation would otherwise take the shared manager's memory.
+const (
+	maxEchoedValue    = 256
+	maxEchoedDetail   = 1024
+	maxErrorsPerField = 5
+)
+
+// truncated is s cut at n bytes (on a rune boundary), saying how much was left out.
+func truncated(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d more bytes)", s[:cut], len(s)-cut)
+}
+
+// bounded is errs with every echoed value and detail truncated.
+func bounded(errs field.ErrorList) field.ErrorList {
+	out := make(field.ErrorList, 0, len(errs))
+	for _, e := range errs {
+		e := *e
+		if v, ok := e.BadValue.(string); ok {
+			e.BadValue = truncated(v, maxEchoedValue)
+		}
+		e.Detail = truncated(e.Detail, maxEchoedDetail)
+		out = append(out, &e)
+	}
+	return out
+}
+
 // invalid is the Invalid error for errs, its field names (in paths and details) in the version the
-// client wrote, and a boolean whose polarity changed given as the client wrote it.
+// client wrote, and a boolean whose polarity changed given as the client wrote it. What it echoes
+// is bounded.
 func invalid(ctx context.Context, gk schema.GroupKind, name string, errs field.ErrorList) error {
+	errs = bounded(errs)
 	if requestedInV1beta2(ctx) {
 		translated := make(field.ErrorList, 0, len(errs))
 		for _, e := range errs {
@@ -60,14 +99,14 @@ func invalid(ctx context.Context, gk schema.GroupKind, name string, errs field.E
 	return apierrors.NewInvalid(gk, name, errs)
 }
 
-// warningsFor are warnings in the version the client wrote.
+// warningsFor are warnings in the version the client wrote, each bounded.
 func warningsFor(ctx context.Context, warnings admission.Warnings) admission.Warnings {
-	if !requestedInV1beta2(ctx) {
-		return warnings
-	}
 	out := make(admission.Warnings, len(warnings))
 	for i, w := range warnings {
-		out[i] = inV1beta2(w)
+		if requestedInV1beta2(ctx) {
+			w = inV1beta2(w)
+		}
+		out[i] = truncated(w, maxEchoedDetail)
 	}
 	return out
 }

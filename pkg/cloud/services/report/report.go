@@ -23,6 +23,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -133,13 +134,14 @@ func (r *Recorder) record(eventType, reason string, res Resource, format string,
 		return
 	}
 	verb := action(reason)
+	message := Redact(fmt.Sprintf(format, args...))
 	if r.log.GetSink() != nil {
 		kv := []any{"type", eventType, "reason", reason}
 		if verb != "Reconcile" {
 			kv = append(kv, "verb", verb)
 		}
 		kv = append(kv, "kind", res.Kind, "name", res.Name, "id", res.ID, "zone", res.Zone)
-		r.log.Info(fmt.Sprintf(format, args...), kv...)
+		r.log.Info(message, kv...)
 	}
 	if r.recorder == nil || r.owner == nil {
 		return
@@ -150,7 +152,7 @@ func (r *Recorder) record(eventType, reason string, res Resource, format string,
 		// into one series that keeps the first message: naming the resource keeps them apart.
 		related = &corev1.ObjectReference{Kind: res.Kind, Name: res.Name, UID: types.UID(res.ID)}
 	}
-	r.recorder.Eventf(r.owner, related, eventType, reason, verb, format, args...)
+	r.recorder.Eventf(r.owner, related, eventType, reason, verb, "%s", message)
 }
 
 // verbs maps the start of a reason to the event's action.
@@ -166,4 +168,14 @@ func action(reason string) string {
 		}
 	}
 	return "Reconcile"
+}
+
+// urlCredentials is the user information of a URL in a text: "scheme://user:password@".
+var urlCredentials = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s"'@]+@`)
+
+// Redact removes the user information of every URL in s ("http://user:secret@host" becomes
+// "http://<redacted>@host"): a condition, an event or a log line is read by whoever may read the
+// object, who need not be allowed to read its Secret.
+func Redact(s string) string {
+	return urlCredentials.ReplaceAllString(s, "${1}<redacted>@")
 }

@@ -77,3 +77,15 @@ type eventsRecorder struct{ *record.FakeRecorder }
 func (r *eventsRecorder) Eventf(regarding, _ runtime.Object, eventType, reason, _, note string, args ...any) {
 	r.FakeRecorder.Eventf(regarding, eventType, reason, note, args...)
 }
+
+func TestRedactRemovesURLCredentials(t *testing.T) {
+	g := NewWithT(t)
+	for in, want := range map[string]string{
+		`identity Secret ns/s: auth_url: parse "http://user:secret@keystone:50x0/v3": invalid port`: `identity Secret ns/s: auth_url: parse "http://<redacted>@keystone:50x0/v3": invalid port`,
+		"Post https://admin:p%40ss@10.0.0.1:5000/v3/auth/tokens: EOF":                               "Post https://<redacted>@10.0.0.1:5000/v3/auth/tokens: EOF",
+		"no URL here, just user@example.com":                                                        "no URL here, just user@example.com",
+		"http://keystone:5000/v3 without credentials":                                               "http://keystone:5000/v3 without credentials",
+	} {
+		g.Expect(Redact(in)).To(Equal(want), in)
+	}
+}
