@@ -86,6 +86,7 @@ type options struct {
 
 	// allowedAuthHosts and dnsSuffixes are the operator's policy for tenants.
 	allowedAuthHosts []string
+	authEndpoints    []scope.AuthEndpoint
 	dnsSuffixes      []string
 }
 
@@ -131,7 +132,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 		"How many OpenStackMachines are reconciled at once.")
 
 	fs.StringSliceVar(&o.allowedAuthHosts, "allowed-auth-url-hosts", nil,
-		"The hosts an identity Secret's auth_url may name (comma separated, no port); any when empty. "+
+		"The endpoints an identity Secret's auth_url may name, comma separated: host (on Keystone's usual ports, 5000 or "+
+			"the scheme's), host:port, or scheme://host:port; any when empty. "+
 			"Set it to your Keystones so that a tenant cannot have the manager fetch another URL.")
 	fs.StringSliceVar(&o.dnsSuffixes, "dns-suffixes", nil,
 		"The DNS suffixes under which clusters may publish their endpoint's records (spec.apiServerLoadBalancer.dns), "+
@@ -143,11 +145,14 @@ func (o *options) validate() error {
 	// An empty list reaches the manager as "" (the components file's default, as clusterctl
 	// needs one): no entry.
 	o.allowedAuthHosts = slices.DeleteFunc(o.allowedAuthHosts, func(h string) bool { return strings.TrimSpace(h) == "" })
-	for i, h := range o.allowedAuthHosts {
-		o.allowedAuthHosts[i] = strings.ToLower(strings.TrimSpace(h))
-		if strings.ContainsAny(o.allowedAuthHosts[i], ":/ \"") {
-			errs = append(errs, fmt.Errorf("--allowed-auth-url-hosts: %q is not a host name or address without a port", h))
+	o.authEndpoints = nil
+	for _, h := range o.allowedAuthHosts {
+		e, err := scope.ParseAuthEndpoint(h)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--allowed-auth-url-hosts: %w", err))
+			continue
 		}
+		o.authEndpoints = append(o.authEndpoints, e)
 	}
 	o.dnsSuffixes = slices.DeleteFunc(o.dnsSuffixes, func(d string) bool { return strings.TrimSpace(d) == "" })
 	for i, d := range o.dnsSuffixes {
@@ -236,7 +241,7 @@ func newManager(restConfig *rest.Config, o *options) (manager.Manager, error) {
 
 // setupControllers registers the reconcilers with the manager.
 func setupControllers(ctx context.Context, mgr manager.Manager, o *options) error {
-	factory := &scope.SecretFactory{Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("scope"), AllowedAuthHosts: o.allowedAuthHosts}
+	factory := &scope.SecretFactory{Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("scope"), AllowedAuthHosts: o.authEndpoints}
 	if err := (&controllers.OpenStackClusterReconciler{
 		Client:           mgr.GetClient(),
 		APIReader:        mgr.GetAPIReader(),
@@ -281,6 +286,10 @@ func main() {
 	if err := o.validate(); err != nil {
 		log.Error(err, "invalid flags")
 		os.Exit(2)
+	}
+	if len(o.authEndpoints) == 0 {
+		log.Info("WARNING: --allowed-auth-url-hosts is empty: the manager asks any auth_url a tenant's identity Secret names, " +
+			"from inside your network. Set it to your Keystones when tenants share this management cluster.")
 	}
 
 	restConfig, err := ctrl.GetConfig()

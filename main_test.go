@@ -41,6 +41,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
@@ -79,14 +80,15 @@ func TestFlags(t *testing.T) {
 	o, err = parse(t, `--dns-suffixes=""`, `--allowed-auth-url-hosts=""`)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(o.dnsSuffixes).To(BeEmpty(), "DNS publishing off")
-	g.Expect(o.allowedAuthHosts).To(BeEmpty(), "any auth_url")
-	o, err = parse(t, "--dns-suffixes=Example.COM.,clusters.example.org", "--allowed-auth-url-hosts=Keystone.example.com,10.0.0.5")
+	g.Expect(o.authEndpoints).To(BeEmpty(), "any auth_url")
+	o, err = parse(t, "--dns-suffixes=Example.COM.,clusters.example.org", "--allowed-auth-url-hosts=Keystone.example.com,10.0.0.5:35357,https://id.example.org:5000")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(o.dnsSuffixes).To(Equal([]string{"example.com", "clusters.example.org"}))
-	g.Expect(o.allowedAuthHosts).To(Equal([]string{"keystone.example.com", "10.0.0.5"}))
-	_, err = parse(t, "--dns-suffixes=*.example.com", "--allowed-auth-url-hosts=keystone:5000")
+	g.Expect(o.authEndpoints).To(Equal([]scope.AuthEndpoint{{Host: "keystone.example.com"}, {Host: "10.0.0.5", Port: "35357"},
+		{Scheme: "https", Host: "id.example.org", Port: "5000"}}))
+	_, err = parse(t, "--dns-suffixes=*.example.com", "--allowed-auth-url-hosts=http://user:pw@keystone:5000/v3")
 	g.Expect(err).To(MatchError(And(ContainSubstring(`--dns-suffixes: "*.example.com" is not a DNS suffix`),
-		ContainSubstring(`--allowed-auth-url-hosts: "keystone:5000" is not a host name or address without a port`))))
+		ContainSubstring(`--allowed-auth-url-hosts: "http://user:pw@keystone:5000/v3" is not a host, host:port or scheme://host:port`))))
 
 	_, err = parse(t, "--openstackcluster-concurrency=0", "--sync-period=0s")
 	g.Expect(err).To(MatchError(And(ContainSubstring("--openstackcluster-concurrency must be at least 1, got 0"),

@@ -310,7 +310,7 @@ func TestDeletingWithCredentialsThatNeverWorked(t *testing.T) {
 	g := NewWithT(t)
 	ns := testNamespace("never-worked")
 	cloud := newCloud(t, g, ns)
-	refusal := errors.New("clouds.yaml of Secret cloud-config: auth_url's host 10.0.0.1 is not one the operator allows (the manager's --allowed-auth-url-hosts: keystone.example.com)")
+	refusal := errors.New("clouds.yaml of Secret cloud-config: auth_url's endpoint http://10.0.0.1:5000 is not one the operator allows (the manager's --allowed-auth-url-hosts: keystone.example.com)")
 	clouds.refuse(ns, refusal)
 	osc := newCluster(g, ns, false, managedSpec(), true)
 	g.Eventually(func(g Gomega) {

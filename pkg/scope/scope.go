@@ -102,10 +102,10 @@ type SecretFactory struct {
 	Log logr.Logger
 	// Timeout bounds each HTTP request to OpenStack; 0 means 60 seconds.
 	Timeout time.Duration
-	// AllowedAuthHosts, when not empty, are the only hosts (names or addresses, as auth_url
-	// spells them, without the port) a clouds.yaml's auth_url may name: the operator's
-	// Keystones. A tenant's auth_url is otherwise a URL the manager fetches for it.
-	AllowedAuthHosts []string
+	// AllowedAuthHosts, when not empty, are the only endpoints a clouds.yaml's auth_url may name:
+	// the operator's Keystones, each a host with perhaps a scheme and a port (AuthEndpoint). A
+	// tenant's auth_url is otherwise a URL the manager fetches for it.
+	AllowedAuthHosts []AuthEndpoint
 
 	mu    sync.Mutex
 	cache *lru.Cache
@@ -262,7 +262,10 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Cl
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsConfig
-	provider.HTTPClient = http.Client{Transport: clients.LimitBodies(transport, clients.MaxResponseBody), Timeout: timeout}
+	provider.HTTPClient = http.Client{Transport: clients.LimitBodies(transport, clients.MaxResponseBody), Timeout: timeout,
+		// A redirect is never followed: it would take the manager to a URL the allow-list did not
+		// see, and Keystone and the services answer where the catalog says.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	provider.UserAgent.Prepend("capo-multiaz")
 
 	if err := openstack.Authenticate(ctx, provider, *authOpts); err != nil {
@@ -277,7 +280,7 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Cl
 	return serviceClients, nil
 }
 
-// checkAuthHost refuses an auth_url whose host the operator does not allow.
+// checkAuthHost refuses an auth_url whose scheme, host or port the operator does not allow.
 func (f *SecretFactory) checkAuthHost(authURL, where string) error {
 	if len(f.AllowedAuthHosts) == 0 {
 		return nil
@@ -286,9 +289,13 @@ func (f *SecretFactory) checkAuthHost(authURL, where string) error {
 	if err != nil || u.Hostname() == "" {
 		return fmt.Errorf("%s: auth_url is not a URL with a host", where)
 	}
-	if !slices.Contains(f.AllowedAuthHosts, strings.ToLower(u.Hostname())) {
-		return fmt.Errorf("%s: auth_url's host %s is not one the operator allows (the manager's --allowed-auth-url-hosts: %s)",
-			where, u.Hostname(), strings.Join(f.AllowedAuthHosts, ", "))
+	if !slices.ContainsFunc(f.AllowedAuthHosts, func(e AuthEndpoint) bool { return e.allows(u) }) {
+		allowed := make([]string, len(f.AllowedAuthHosts))
+		for i, e := range f.AllowedAuthHosts {
+			allowed[i] = e.String()
+		}
+		return fmt.Errorf("%s: auth_url's endpoint %s://%s is not one the operator allows (the manager's --allowed-auth-url-hosts: %s)",
+			where, u.Scheme, u.Host, strings.Join(allowed, ", "))
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -368,13 +369,20 @@ func TestOnlyAllowedAuthURLHostsAreAsked(t *testing.T) {
 	g := NewWithT(t)
 	k := newKeystone(t, false)
 	f, _ := newFactory(t, logr.Discard(), secret(map[string]string{CloudsSecretKey: cloudsYAML(k.server.URL, "")}))
-	f.AllowedAuthHosts = []string{"keystone.example.com"}
+	f.AllowedAuthHosts = []AuthEndpoint{{Host: "keystone.example.com"}}
 	_, err := f.NewClients(context.Background(), "ns", ref)
-	g.Expect(err).To(MatchError(`identity Secret ns/cloud-config, cloud "openstack": auth_url's host 127.0.0.1 is not one the operator allows (the manager's --allowed-auth-url-hosts: keystone.example.com)`))
+	g.Expect(err).To(MatchError(MatchRegexp(`^identity Secret ns/cloud-config, cloud "openstack": auth_url's endpoint http://127\.0\.0\.1:\d+ is not one the operator allows \(the manager's --allowed-auth-url-hosts: keystone\.example\.com\)$`)))
 	g.Expect(k.authCount()).To(BeZero(), "nothing was asked of a host not allowed")
 
 	f, _ = newFactory(t, logr.Discard(), secret(map[string]string{CloudsSecretKey: cloudsYAML(k.server.URL, "")}))
-	f.AllowedAuthHosts = []string{"keystone.example.com", "127.0.0.1"}
+	u, _ := url.Parse(k.server.URL)
+	f.AllowedAuthHosts = []AuthEndpoint{{Host: "keystone.example.com"}, {Host: "127.0.0.1"}}
+	_, err = f.NewClients(context.Background(), "ns", ref)
+	g.Expect(err).To(MatchError(ContainSubstring("is not one the operator allows")), "the right host on a port that is not Keystone's")
+	g.Expect(k.authCount()).To(BeZero())
+
+	f, _ = newFactory(t, logr.Discard(), secret(map[string]string{CloudsSecretKey: cloudsYAML(k.server.URL, "")}))
+	f.AllowedAuthHosts = []AuthEndpoint{{Host: "keystone.example.com"}, {Scheme: "http", Host: "127.0.0.1", Port: u.Port()}}
 	_, err = f.NewClients(context.Background(), "ns", ref)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(k.authCount()).To(Equal(1))
