@@ -183,6 +183,9 @@ func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	f := &c.found
 	f.normal = true
 	if err := c.connect(ctx); err != nil {
+		if authBusy(err) {
+			return ctrl.Result{RequeueAfter: requeue.Member}, nil
+		}
 		// The Secret is not watched: look again in a while.
 		f.identity = err
 		return ctrl.Result{RequeueAfter: requeue.Config}, faultOnly(err)

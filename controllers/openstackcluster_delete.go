@@ -53,6 +53,9 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	d := &deletionFound{}
 	c.found.deletion = d
 	if err := c.connect(ctx); err != nil {
+		if authBusy(err) {
+			return ctrl.Result{RequeueAfter: requeue.Member}, nil
+		}
 		if recordsNothing(&osc.Status) {
 			// Credentials that do not work, and a status that records nothing (not even the
 			// external network, the first thing the controller looks up): the controller never

@@ -196,7 +196,9 @@ func (m *machineReconcile) loadBalancers() *loadbalancer.Service {
 func (m *machineReconcile) connect(ctx context.Context) error {
 	clients, err := m.r.ScopeFactory.NewClients(ctx, m.osm.Namespace, m.identityRef())
 	if err != nil {
-		m.found.identity = err
+		if !authBusy(err) {
+			m.found.identity = err
+		}
 		return err
 	}
 	m.clients = clients
@@ -214,6 +216,9 @@ func (m *machineReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, nil
 	}
 	if err := m.connect(ctx); err != nil {
+		if authBusy(err) {
+			return ctrl.Result{RequeueAfter: requeue.Member}, nil
+		}
 		return ctrl.Result{RequeueAfter: requeue.Config}, faultOnly(err)
 	}
 	f.instance = m.reconcileInstance(ctx)

@@ -48,6 +48,9 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, nil
 	}
 	if err := m.connect(ctx); err != nil {
+		if authBusy(err) {
+			return ctrl.Result{RequeueAfter: requeue.Member}, nil
+		}
 		if machineRecordsNothing(m.osm) {
 			// As for a cluster (see clusterReconcile.delete): the controller never made a server
 			// for this machine, and the credentials do not work.

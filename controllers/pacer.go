@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
 
 // How soon the controllers look at an object again: after a wait, after a spec the cloud
@@ -85,6 +87,11 @@ func faultOnly(err error) error {
 	}
 	return nil
 }
+
+// authBusy says whether err is only that another reconcile is authenticating the same
+// credential: nothing is wrong, and the reconcile looks again in a second without touching the
+// status (scope.ErrAuthenticationInProgress).
+func authBusy(err error) bool { return errors.Is(err, scope.ErrAuthenticationInProgress) }
 
 // failureMessage is a condition's message for a failed OpenStack call: which service answered
 // what, when the cloud refused or did not answer, then the error.

@@ -18,9 +18,11 @@ package scope
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -81,4 +83,48 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 	_, err := f.NewClients(context.Background(), "ns", ref)
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(followed).To(BeZero(), "the manager asked only the auth_url")
+}
+
+// Many objects sharing a broken credential cost Keystone one request per FailedAuthMemory, and
+// while one reconcile authenticates a credential the others do not wait on it.
+func TestFailedAuthenticationIsRememberedPerCredential(t *testing.T) {
+	g := NewWithT(t)
+	k := newKeystone(t, false)
+	wrong := secret(map[string]string{CloudsSecretKey: strings.Replace(cloudsYAML(k.server.URL, ""), password, "wrong", 1)})
+	f, c := newFactory(t, logr.Discard(), wrong)
+	for range 5 {
+		_, err := f.NewClients(context.Background(), "ns", ref)
+		g.Expect(err).To(MatchError(ContainSubstring("401")))
+	}
+	g.Expect(k.authCount()).To(Equal(1), "one request for five reconciles")
+
+	// The Secret fixed: a new credential, asked at once.
+	fixed := secret(map[string]string{CloudsSecretKey: cloudsYAML(k.server.URL, "")})
+	g.Expect(c.Update(context.Background(), fixed)).To(Succeed())
+	_, err := f.NewClients(context.Background(), "ns", ref)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(k.authCount()).To(Equal(2))
+}
+
+func TestAnAuthenticationInProgressIsNotWaitedOn(t *testing.T) {
+	g := NewWithT(t)
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer slow.Close()
+	f, _ := newFactory(t, logr.Discard(), secret(map[string]string{CloudsSecretKey: cloudsYAML(slow.URL, "")}))
+	first := make(chan error, 1)
+	go func() {
+		_, err := f.NewClients(context.Background(), "ns", ref)
+		first <- err
+	}()
+	<-arrived
+	_, err := f.NewClients(context.Background(), "ns", ref)
+	g.Expect(errors.Is(err, ErrAuthenticationInProgress)).To(BeTrue(), "%v", err)
+	close(release)
+	g.Expect(<-first).To(HaveOccurred())
 }

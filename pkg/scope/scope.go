@@ -109,6 +109,25 @@ type SecretFactory struct {
 
 	mu    sync.Mutex
 	cache *lru.Cache
+	// failed remembers, per credential, why its authentication failed and until when that answer
+	// stands (FailedAuthMemory); authenticating are the credentials being authenticated now.
+	failed         *lru.Cache
+	authenticating map[string]bool
+}
+
+// FailedAuthMemory is how long a credential's failed authentication is the answer without asking
+// Keystone again: many objects sharing a broken or hostile credential cost one request per
+// credential in that time, not one per object. An edited Secret is a new credential, asked at once.
+const FailedAuthMemory = 30 * time.Second
+
+// ErrAuthenticationInProgress is the answer while another reconcile authenticates the same
+// credential: one worker waits on a credential's Keystone, never all of those that use it.
+var ErrAuthenticationInProgress = errors.New("another reconcile is authenticating this credential; this one looks again shortly")
+
+// failedAuth is a remembered failure.
+type failedAuth struct {
+	err   error
+	until time.Time
 }
 
 var _ Factory = &SecretFactory{}
@@ -206,9 +225,27 @@ func (f *SecretFactory) cachedClients(ctx context.Context, cred *credential) (*C
 		f.mu.Unlock()
 		return v.(*Clients), nil
 	}
+	if f.failed == nil {
+		f.failed, f.authenticating = lru.New(defaultCacheSize), map[string]bool{}
+	}
+	if v, ok := f.failed.Get(cred.cacheKey); ok && time.Now().Before(v.(failedAuth).until) {
+		f.mu.Unlock()
+		return nil, v.(failedAuth).err
+	}
+	if f.authenticating[cred.cacheKey] {
+		f.mu.Unlock()
+		return nil, fmt.Errorf("%s: %w", cred.secretRef, ErrAuthenticationInProgress)
+	}
+	f.authenticating[cred.cacheKey] = true
 	f.mu.Unlock()
 
 	cached, err := f.authenticate(ctx, cred)
+	f.mu.Lock()
+	delete(f.authenticating, cred.cacheKey)
+	if err != nil {
+		f.failed.Add(cred.cacheKey, failedAuth{err: err, until: time.Now().Add(FailedAuthMemory)})
+	}
+	f.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
