@@ -18,6 +18,7 @@ package loadbalancer
 
 import (
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
@@ -44,6 +45,13 @@ func InputOf(osc *infrav1.OpenStackCluster, cluster string, network *infrav1.Net
 		Router:               router,
 		MachineSubnets:       osc.Status.AvailabilityZoneMachineSubnets,
 		OmitControlPlaneZone: ptr.Deref(osc.Spec.ControlPlaneOmitAvailabilityZone, false),
+	}
+	switch conditions.GetReason(osc, infrav1.APIServerDNSReadyCondition) {
+	case infrav1.DNSPublishingNotAllowedReason, infrav1.DNSNameTakenReason, infrav1.DNSEndpointCRDMissingReason:
+		in.DNSRefused = true
+	}
+	if c := conditions.Get(osc, infrav1.ZoneMaintenanceReadyCondition); c != nil && c.Reason == infrav1.ZoneWithdrawingReason {
+		in.WithdrawingSince = c.LastTransitionTime.Time
 	}
 	for _, fd := range osc.Status.FailureDomains {
 		if ptr.Deref(fd.ControlPlane, false) {

@@ -23,6 +23,8 @@ limitations under the License.
 package zones
 
 import (
+	"time"
+
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -49,6 +51,13 @@ type Input struct {
 	Tags []string
 	// Maintenance are the zones the zone-maintenance annotation names, in its order.
 	Maintenance []string
+	// DNSRefused says the endpoint's DNS records are not published although the spec asks for
+	// them (the operator's policy refuses the name, another object holds it, or ExternalDNS's CRD
+	// is missing), as the last reconcile found: there are no records to wait for.
+	DNSRefused bool
+	// WithdrawingSince is when the zones began to leave DNS (the ZoneMaintenanceReady condition
+	// turned ZoneWithdrawing); zero when they are not leaving.
+	WithdrawingSince time.Time
 	// Recorded is what the status recorded before this reconcile.
 	Recorded Recorded
 	// Network, ExternalNetwork and Router are as this reconcile found them (or as recorded,

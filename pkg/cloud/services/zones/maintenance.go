@@ -101,13 +101,17 @@ func Maintain(in *Input, zones []infrav1.LoadBalancer, now time.Time) Maintenanc
 			e.Maintenance = &infrav1.ZoneMaintenance{Phase: infrav1.ZoneWithdrawing}
 			m.note("WithdrawingZone", e, "Taking zone %s out of service: its address leaves the endpoint's DNS records", az)
 		}
-		m.step(e, published, ttl, now)
+		m.step(in, e, published, ttl, now)
 	}
 	return m
 }
 
+// ExternalDNSPatience is how long a zone leaving DNS is looked at every requeue.ExternalDNS while
+// ExternalDNS has not taken up the records; then every requeue.Config.
+const ExternalDNSPatience = time.Minute
+
 // step moves a zone being taken out on when its time has come.
-func (m *Maintenance) step(e *infrav1.LoadBalancer, published bool, ttl time.Duration, now time.Time) {
+func (m *Maintenance) step(in *Input, e *infrav1.LoadBalancer, published bool, ttl time.Duration, now time.Time) {
 	az, mt := e.AvailabilityZone, e.Maintenance
 	if mt.Phase == infrav1.ZoneWithdrawing {
 		switch {
@@ -115,7 +119,13 @@ func (m *Maintenance) step(e *infrav1.LoadBalancer, published bool, ttl time.Dur
 			// No records to wait for: the zone's address was never published by this provider.
 		case mt.WithdrawnAt == nil:
 			m.Waiting = append(m.Waiting, az+" (waiting for ExternalDNS to take up the records without it)")
-			m.after(requeue.ExternalDNS)
+			// Looked at often while ExternalDNS usually answers, then once a minute: a wait that
+			// does not end costs the shared manager no more than any other stalled step.
+			if in.WithdrawingSince.IsZero() || now.Sub(in.WithdrawingSince) < ExternalDNSPatience {
+				m.after(requeue.ExternalDNS)
+			} else {
+				m.after(requeue.Config)
+			}
 			return
 		case now.Before(mt.WithdrawnAt.Add(ttl)):
 			due := mt.WithdrawnAt.Add(ttl)
@@ -160,7 +170,7 @@ func (m *Maintenance) RefusalMessage(in *Input, zones []infrav1.LoadBalancer) st
 // them.
 func dnsTTL(in *Input) (time.Duration, bool) {
 	dns := in.section().DNS
-	if dns == nil {
+	if dns == nil || in.DNSRefused {
 		return 0, false
 	}
 	return time.Duration(dns.TTL) * time.Second, true

@@ -198,3 +198,23 @@ func TestTheSingleEntryMirrorsTheFirstZoneOnceItExists(t *testing.T) {
 	// Zone discovery alone with every zone refused: nothing to mirror.
 	g.Expect(MirrorFirst(&Input{LoadBalancer: &infrav1.APIServerLoadBalancer{}}, nil, nil)).To(BeNil())
 }
+
+// A zone waiting for ExternalDNS is looked at often for a minute, then once a minute: a wait that
+// does not end costs the shared manager no more than any other stalled step. With DNS publishing
+// refused there are no records to wait for.
+func TestWaitingForExternalDNSSlowsDownAndRefusedDNSIsNoWait(t *testing.T) {
+	g := NewWithT(t)
+	var notes []string
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	in := maintenanceCluster(true, "az1")
+	in.WithdrawingSince = now.Add(-10 * time.Second)
+	g.Expect(step(&notes, in, now).RequeueAfter).To(Equal(requeue.ExternalDNS))
+	in.WithdrawingSince = now.Add(-2 * ExternalDNSPatience)
+	g.Expect(step(&notes, in, now).RequeueAfter).To(Equal(requeue.Config), "no faster than once a minute after a minute")
+
+	in = maintenanceCluster(true, "az1")
+	in.DNSRefused = true
+	m := step(&notes, in, now)
+	g.Expect(m.Out).To(Equal([]string{"az1"}), "refused DNS: nothing to wait for")
+	g.Expect(m.Waiting).To(BeEmpty())
+}
