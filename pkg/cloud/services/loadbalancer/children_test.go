@@ -392,3 +392,38 @@ func TestAllowedCIDRsFollowTheSpec(t *testing.T) {
 		g.Expect(changes(w.cloud.Calls())).To(BeEmpty(), "no second update, no loop")
 	})
 }
+
+// spec.apiServerLoadBalancer.monitor changed on a running cluster reaches Octavia: every port's
+// monitor gets the new settings, once; the steady state reads nothing more, and a restarted
+// manager reads each monitor once and changes nothing.
+func TestMonitorSettingsChangeDayTwo(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, "az1")
+	s := w.service()
+	d := w.desired("az1")
+	ready, _ := converge(t, s, d, nil)
+	w.events()
+
+	d.Monitor = infrav1.APIServerLoadBalancerMonitor{Delay: 3, Timeout: 2, MaxRetries: 2, MaxRetriesDown: 1}
+	again, rounds := converge(t, s, d, ready.Status)
+	g.Expect(rounds).To(Equal(3), "one monitor per reconcile, then ready")
+	mons, err := w.cloud.LoadBalancer().ListMonitors(ctx, monitors.ListOpts{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(mons).To(HaveLen(2))
+	for _, m := range mons {
+		g.Expect([]int{m.Delay, m.Timeout, m.MaxRetries, m.MaxRetriesDown}).To(Equal([]int{3, 2, 2, 1}), m.Name)
+	}
+	g.Expect(w.events()).To(ContainSubstring("UpdatedHealthMonitor"))
+
+	w.cloud.ResetCalls()
+	s.Reconcile(ctx, d, again.Status)
+	g.Expect(w.cloud.Calls()).NotTo(HaveKey("ListMonitors"), "the steady state reads nothing more")
+
+	w.memory = NewMemory() // a restart
+	restarted := w.service()
+	w.cloud.ResetCalls()
+	out := restarted.Reconcile(ctx, d, again.Status)
+	g.Expect(out.State).To(Equal(zones.StateReady))
+	g.Expect(w.cloud.Calls()["ListMonitors"]).To(Equal(2), "each monitor read once")
+	g.Expect(w.cloud.Calls()).NotTo(HaveKey("UpdateMonitor"))
+}

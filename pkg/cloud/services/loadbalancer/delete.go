@@ -98,6 +98,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 		s.report.Changed("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: r.ZoneOf(lb.Name)}, "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
 		s.memory.forgetError(lb.ID)
 		s.memory.forgetPending(lb.ID)
+		s.memory.forgetMonitors(lb.ID)
 		s.memory.allocationOf(lb.ID, true)
 	case clients.IsNotFound(err), clients.IsConflict(err):
 		// Gone already, or Octavia is busy with it: the next look tells.

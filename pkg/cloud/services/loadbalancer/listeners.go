@@ -153,6 +153,7 @@ func (s *Service) reconcilePort(ctx context.Context, d *zones.Desired, f *found,
 		if err != nil {
 			return s.childFailed(f, err, fmt.Sprintf("creating health monitor %s", name))
 		}
+		s.memory.appliedMonitor(f.id, port, d.Monitor)
 		return s.childCreated(d, f, "HealthMonitor", name, m.ID, port)
 	}
 	monitor := c.pool.Monitor
@@ -162,7 +163,40 @@ func (s *Service) reconcilePort(ctx context.Context, d *zones.Desired, f *found,
 	}); changed {
 		return out, true
 	}
-	return zones.Outcome{}, false
+	return s.reconcileMonitorSettings(ctx, d, f, port, c.pool.ID, monitor.ID)
+}
+
+// reconcileMonitorSettings gives the monitor of port the spec's delay, timeout and retries:
+// spec.apiServerLoadBalancer.monitor may change on a running cluster. What was applied is
+// remembered (Memory), so the steady state reads nothing more; the monitor is read (one list by
+// pool) only when the spec's settings differ from what was applied, or after a restart.
+func (s *Service) reconcileMonitorSettings(ctx context.Context, d *zones.Desired, f *found, port int, poolID, monitorID string) (zones.Outcome, bool) {
+	want := d.Monitor
+	if applied, ok := s.memory.monitorApplied(f.id, port); ok && applied == want {
+		return zones.Outcome{}, false
+	}
+	name := zones.ChildName(d.Name, port)
+	found, err := s.lb.ListMonitors(ctx, monitors.ListOpts{PoolID: poolID})
+	if err != nil {
+		return s.childFailed(f, err, fmt.Sprintf("reading health monitor %s", name))
+	}
+	i := slices.IndexFunc(found, func(m monitors.Monitor) bool { return m.ID == monitorID })
+	if i < 0 {
+		return zones.Outcome{}, false // gone meanwhile: the next look creates it
+	}
+	m := found[i]
+	if (infrav1.APIServerLoadBalancerMonitor{Delay: m.Delay, Timeout: m.Timeout, MaxRetries: m.MaxRetries, MaxRetriesDown: m.MaxRetriesDown}) == want {
+		s.memory.appliedMonitor(f.id, port, want)
+		return zones.Outcome{}, false
+	}
+	if _, err := s.lb.UpdateMonitor(ctx, monitorID, monitors.UpdateOpts{Delay: want.Delay, Timeout: want.Timeout, MaxRetries: want.MaxRetries, MaxRetriesDown: want.MaxRetriesDown}); err != nil {
+		return s.childFailed(f, err, fmt.Sprintf("updating health monitor %s", name))
+	}
+	s.memory.appliedMonitor(f.id, port, want)
+	s.report.Changed("UpdatedHealthMonitor", report.Resource{Kind: "HealthMonitor", Name: name, ID: monitorID, Zone: d.AvailabilityZone},
+		"Updated health monitor %s: delay %ds, timeout %ds, %d retries up, %d down (were %ds, %ds, %d, %d)", name,
+		want.Delay, want.Timeout, want.MaxRetries, want.MaxRetriesDown, m.Delay, m.Timeout, m.MaxRetries, m.MaxRetriesDown)
+	return s.childChanged(f, "updated health monitor %s", name)
 }
 
 // nameChild gives a listener, pool or monitor its name, or settles it when Octavia left it

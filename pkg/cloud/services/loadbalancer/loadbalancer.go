@@ -230,6 +230,7 @@ func (s *Service) create(ctx context.Context, d *zones.Desired) zones.Outcome {
 			lb.Name, lb.ID, zones.ZoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
 		// The children came with the load balancer, in the same call: each is reported on its own.
 		for _, port := range d.Ports {
+			s.memory.appliedMonitor(lb.ID, port, d.Monitor)
 			name := zones.ChildName(d.Name, port)
 			for _, kind := range []string{"Listener", "Pool", "HealthMonitor"} {
 				s.report.Changed("Created"+kind, report.Resource{Kind: kind, Name: name, Zone: d.AvailabilityZone},
@@ -448,6 +449,7 @@ func (s *Service) recoverFromError(ctx context.Context, d *zones.Desired, f *fou
 		return failed(fmt.Errorf("deleting load balancer %s in ERROR: %w", f.name, err))
 	}
 	s.memory.forgetError(f.id)
+	s.memory.forgetMonitors(f.id)
 	s.report.Warn("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: f.name, ID: f.id, Zone: d.AvailabilityZone}, "Deleted load balancer %s (%s), in ERROR %d times, to recreate it for %s", f.name, f.id, ErrorObservations, zones.ZoneWords(d.AvailabilityZone))
 	out := waiting(fmt.Sprintf("load balancer %s was in ERROR and is being recreated", f.name))
 	out.Reason = infrav1.LoadBalancerErrorReason

@@ -17,11 +17,14 @@ limitations under the License.
 package loadbalancer
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 )
@@ -56,6 +59,8 @@ type Memory struct {
 	allocations map[string]*allocation
 	// owners are the marks (owner tags) seen on load balancers, by ID: what verified reads once.
 	owners map[string]string
+	// monitors are the health monitor settings applied, by load balancer ID and port.
+	monitors map[string]infrav1.APIServerLoadBalancerMonitor
 	// unanswered are the creates that got no answer (a timeout), by cloud key and load balancer
 	// name, with when they were sent: Octavia may still make the load balancer.
 	unanswered map[string]time.Time
@@ -217,6 +222,34 @@ func (m *Memory) forgetError(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.errorSeen, id)
+}
+
+// forgetMonitors drops what was applied to the monitors of load balancer id, once it is deleted.
+func (m *Memory) forgetMonitors(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key := range m.monitors {
+		if strings.HasPrefix(key, id+"/") {
+			delete(m.monitors, key)
+		}
+	}
+}
+
+// monitorApplied are the settings applied to the health monitor of load balancer id's port.
+func (m *Memory) monitorApplied(id string, port int) (infrav1.APIServerLoadBalancerMonitor, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	got, ok := m.monitors[id+"/"+strconv.Itoa(port)]
+	return got, ok
+}
+
+func (m *Memory) appliedMonitor(id string, port int, settings infrav1.APIServerLoadBalancerMonitor) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.monitors == nil {
+		m.monitors = map[string]infrav1.APIServerLoadBalancerMonitor{}
+	}
+	m.monitors[id+"/"+strconv.Itoa(port)] = settings
 }
 
 // UnansweredCreateWait is how long after sending a create that got no answer the controller
