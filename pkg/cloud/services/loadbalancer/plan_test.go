@@ -23,6 +23,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
@@ -78,6 +79,7 @@ func TestPlanResolvesEveryMappingAndRefusesPrecisely(t *testing.T) {
 		mapping("az5", infrav1.SubnetParam{Filter: &infrav1.SubnetFilter{Name: "lb-az5"}}),
 	}
 	client.EXPECT().GetNetwork(ctx, "lb-net").Return(&networks.Network{ID: "lb-net", Name: "lb"}, nil)
+	client.EXPECT().ListNetworks(ctx, external.ListOptsExt{ListOptsBuilder: networks.ListOpts{ID: "lb-net"}, External: ptr.To(true)}).Return(nil, nil)
 	client.EXPECT().GetSubnet(ctx, "sub-1").Return(&subnets.Subnet{ID: "sub-1", Name: "lb-az1", NetworkID: "lb-net", CIDR: "10.0.1.0/24"}, nil)
 	client.EXPECT().GetSubnet(ctx, "sub-2").Return(&subnets.Subnet{ID: "sub-2", Name: "elsewhere", NetworkID: "net-9"}, nil)
 	client.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "lb-net", Name: "lb-az3"}).Return(nil, nil)
@@ -331,4 +333,28 @@ func TestAPanicInOneZoneIsThatZonesError(t *testing.T) {
 	g.Expect(outcomes[0].Err).To(MatchError(ContainSubstring("load balancer k8s-clusterapi-cluster-ns-c-az1-kubeapi stopped on an internal error (a nil the code did not expect)")))
 	g.Expect(outcomes[1].AvailabilityZone).To(Equal("az2"))
 	g.Expect(outcomes[1].Err).To(MatchError(ContainSubstring("503")), "the other zone went on to its own answer")
+}
+
+// An external network (router:external) as the load balancer network is refused, naming it;
+// nothing else is resolved.
+func TestPlanRefusesAnExternalLoadBalancerNetwork(t *testing.T) {
+	g := NewWithT(t)
+	net, client, osc := planFixture(t)
+	osc.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = []infrav1.AZSubnetMapping{mapping("az1", infrav1.SubnetParam{ID: ptr.To("sub-1")})}
+	client.EXPECT().GetNetwork(ctx, "lb-net").Return(&networks.Network{ID: "lb-net", Name: "public"}, nil)
+	client.EXPECT().ListNetworks(ctx, external.ListOptsExt{ListOptsBuilder: networks.ListOpts{ID: "lb-net"}, External: ptr.To(true)}).
+		Return([]networks.Network{{ID: "lb-net", Name: "public"}}, nil)
+	_, err := newPlan(net, osc)
+	g.Expect(err).To(MatchError("spec.apiServerLoadBalancer.network: network public (lb-net) is an external network (router:external): " +
+		"name the internal network the load balancers' VIP subnets are on"))
+
+	// The single load balancer on it: its zone's refusal.
+	net, client, osc = planFixture(t)
+	client.EXPECT().GetNetwork(ctx, "lb-net").Return(&networks.Network{ID: "lb-net", Name: "public"}, nil)
+	client.EXPECT().ListNetworks(ctx, gomock.Any()).Return([]networks.Network{{ID: "lb-net", Name: "public"}}, nil)
+	plan, err := newPlan(net, osc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(plan.Desired).To(BeEmpty())
+	g.Expect(plan.Invalid).To(HaveLen(1))
+	g.Expect(plan.Invalid[0].Message).To(ContainSubstring("is an external network (router:external)"))
 }

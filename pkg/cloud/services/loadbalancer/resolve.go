@@ -38,6 +38,7 @@ type Resolver interface {
 	ResolveNetworkParam(ctx context.Context, param *infrav1.NetworkParam, path *field.Path) (*networks.Network, error)
 	ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam, networkID string, path *field.Path) (*subnets.Subnet, error)
 	SubnetsOn(ctx context.Context, networkID string) ([]subnets.Subnet, error)
+	IsExternal(ctx context.Context, networkID string) (bool, error)
 }
 
 // planFor resolves what the plan of in needs and makes it. It returns in with the zones found by tag
@@ -109,7 +110,25 @@ func lbNetwork(ctx context.Context, res Resolver, in *zones.Input) (*infrav1.Net
 	if err != nil {
 		return nil, err
 	}
+	if err := notExternal(ctx, res, n); err != nil {
+		return nil, err
+	}
 	return &infrav1.NetworkStatus{Name: n.Name, ID: n.ID, Tags: n.Tags}, nil
+}
+
+// notExternal refuses an external network (router:external) as the load balancer network: the
+// VIPs and their subnets are the operator's internal network, reached from outside through the
+// floating IPs of the external one. Asked once, when the network is resolved (not recorded).
+func notExternal(ctx context.Context, res Resolver, n *networks.Network) error {
+	external, err := res.IsExternal(ctx, n.ID)
+	if err != nil {
+		return err
+	}
+	if external {
+		return report.Refuted(infrav1.LoadBalancerConfigurationErrorReason, zones.LBPath.Child("network"),
+			"network %s (%s) is an external network (router:external): name the internal network the load balancers' VIP subnets are on", n.Name, n.ID)
+	}
+	return nil
 }
 
 // resolveSingle resolves the network and subnet of the single load balancer when the spec names
@@ -137,6 +156,9 @@ func resolveSingle(ctx context.Context, res Resolver, in *zones.Input, r *zones.
 		return err
 	}
 	n, err := res.ResolveNetworkParam(ctx, spec.Network, zones.LBPath.Child("network"))
+	if err == nil {
+		err = notExternal(ctx, res, n)
+	}
 	if err != nil {
 		return refuse(err)
 	}

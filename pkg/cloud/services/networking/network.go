@@ -417,3 +417,12 @@ func (s *Service) DeleteManagedNetwork(ctx context.Context, name string) error {
 	}
 	return nil
 }
+
+// IsExternal says whether network id is an external network (router:external): one list call.
+func (s *Service) IsExternal(ctx context.Context, id string) (bool, error) {
+	found, err := s.client.ListNetworks(ctx, external.ListOptsExt{ListOptsBuilder: networks.ListOpts{ID: id}, External: ptr.To(true)})
+	if err != nil {
+		return false, fmt.Errorf("reading whether network %s is external: %w", id, err)
+	}
+	return slices.ContainsFunc(found, func(n networks.Network) bool { return n.ID == id }), nil
+}
