@@ -243,6 +243,9 @@ func planSingle(in *Input, r *Resolved, d Desired) *Plan {
 func planZones(in *Input, r *Resolved, base Desired) *Plan {
 	plan := &Plan{}
 	inSpec := map[string]bool{}
+	// usedBy is the mapping that took each subnet first: two mappings whose different selectors
+	// (an ID and a filter) resolve to one subnet would share a VIP subnet.
+	usedBy := map[string]int{}
 	for i, m := range in.Mappings() {
 		inSpec[m.AvailabilityZone] = true
 		d := base
@@ -267,6 +270,15 @@ func planZones(in *Input, r *Resolved, base Desired) *Plan {
 			continue
 		}
 		d.Subnet = r.Subnets[m.AvailabilityZone]
+		if d.Subnet != nil {
+			if first, taken := usedBy[d.Subnet.ID]; taken {
+				plan.Invalid = append(plan.Invalid, invalidOutcome(m.AvailabilityZone, report.Refuted(infrav1.LoadBalancerConfigurationErrorReason, SubnetPath(i),
+					"resolves to subnet %s (%s), which availabilityZoneSubnets[%d] (zone %s) already maps: each zone needs a subnet of its own",
+					d.Subnet.Name, d.Subnet.ID, first, in.Mappings()[first].AvailabilityZone)))
+				continue
+			}
+			usedBy[d.Subnet.ID] = i
+		}
 		plan.Desired, plan.Known = append(plan.Desired, &d), append(plan.Known, known)
 	}
 	for _, e := range in.Recorded.Zones {

@@ -201,3 +201,20 @@ func TestDiscover(t *testing.T) {
 	NewWithT(t).Expect(ok).To(BeTrue())
 	NewWithT(t).Expect(specErr.Field).To(Equal("spec.apiServerLoadBalancer.zoneDiscovery"))
 }
+
+// Two mappings whose different selectors resolve to one subnet: the later zone is refused,
+// naming the earlier one; the first zone goes on.
+func TestTwoZonesOnOneSubnetAreRefused(t *testing.T) {
+	g := NewWithT(t)
+	in := twoZones()
+	in.LoadBalancer.AvailabilityZoneSubnets[1].Subnet = infrav1.SubnetParam{Filter: &infrav1.SubnetFilter{Name: "lb-az1"}}
+	plan, err := NewPlan(in, &Resolved{Network: &infrav1.NetworkStatus{ID: "lb-net"},
+		Subnets: map[string]*infrav1.Subnet{"az1": {ID: "sub-1", Name: "lb-az1"}, "az2": {ID: "sub-1", Name: "lb-az1"}}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(plan.Desired).To(HaveLen(1))
+	g.Expect(plan.Desired[0].AvailabilityZone).To(Equal("az1"))
+	g.Expect(plan.Invalid).To(HaveLen(1))
+	g.Expect(plan.Invalid[0].AvailabilityZone).To(Equal("az2"))
+	g.Expect(plan.Invalid[0].Message).To(Equal("spec.apiServerLoadBalancer.availabilityZoneSubnets[1].subnet: resolves to subnet lb-az1 (sub-1), " +
+		"which availabilityZoneSubnets[0] (zone az1) already maps: each zone needs a subnet of its own; nothing is provisioned for it"))
+}
