@@ -31,6 +31,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	infrav1beta2 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta2"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
@@ -264,8 +265,9 @@ func setFailureDomainsCondition(osc *infrav1.OpenStackCluster, w *warnings, clus
 		setFailure(osc, w, infrav1.FailureDomainsReadyCondition, d.Err)
 		return
 	}
-	uncovered := zones.UncoveredControlPlaneZones(loadbalancer.RecordedInput(osc, cluster))
-	if len(uncovered) == 0 {
+	in := loadbalancer.RecordedInput(osc, cluster)
+	uncovered, unplaced := zones.UncoveredControlPlaneZones(in), zones.ZonesWithoutCompute(in)
+	if len(uncovered) == 0 && len(unplaced) == 0 {
 		var names []string
 		for _, fd := range osc.Status.FailureDomains {
 			name := fd.Name
@@ -277,13 +279,29 @@ func setFailureDomainsCondition(osc *infrav1.OpenStackCluster, w *warnings, clus
 		setCondition(osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, "failure domains "+strings.Join(names, ", "))
 		return
 	}
-	message := fmt.Sprintf("control plane failure domains %s have no API server load balancer and allowCrossAZLoadBalancerMembers is off: "+
-		"control plane machines placed there get no API server traffic; map them in spec.apiServerLoadBalancer.availabilityZoneSubnets, "+
-		"set allowCrossAZLoadBalancerMembers, or leave them out of spec.controlPlaneAvailabilityZones", strings.Join(uncovered, ", "))
-	if before := conditions.Get(osc, infrav1.FailureDomainsReadyCondition); before == nil || before.Message != infrav1beta2.InBothVersions(message) {
-		w.add(infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, message)
+	// Both directions: zones with load balancers that Nova does not have, and control plane
+	// failure domains without a load balancer.
+	var parts []string
+	reason := infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason
+	if len(unplaced) > 0 {
+		reason = infrav1.LoadBalancerZoneWithoutComputeReason
+		var nova []string
+		for _, fd := range osc.Status.FailureDomains {
+			nova = append(nova, fd.Name)
+		}
+		parts = append(parts, fmt.Sprintf("spec.apiServerLoadBalancer.availabilityZoneSubnets maps zones %s, which Nova does not have (its zones: %s): "+
+			"no machine is placed there, so their load balancers never get a member; correct the zone names", strings.Join(unplaced, ", "), strings.Join(nova, ", ")))
 	}
-	setCondition(osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionFalse, infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason, message)
+	if len(uncovered) > 0 {
+		parts = append(parts, fmt.Sprintf("control plane failure domains %s have no API server load balancer and allowCrossAZLoadBalancerMembers is off: "+
+			"control plane machines placed there get no API server traffic; map them in spec.apiServerLoadBalancer.availabilityZoneSubnets, "+
+			"set allowCrossAZLoadBalancerMembers, or leave them out of spec.controlPlaneAvailabilityZones", strings.Join(uncovered, ", ")))
+	}
+	message := strings.Join(parts, "; ")
+	if before := conditions.Get(osc, infrav1.FailureDomainsReadyCondition); before == nil || before.Message != report.Redact(infrav1beta2.InBothVersions(message)) {
+		w.add(reason, message)
+	}
+	setCondition(osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionFalse, reason, message)
 }
 
 // setEndpointStatus fills spec.controlPlaneEndpoint, as the provider contract asks, and sets
@@ -349,7 +367,8 @@ func setProvisioned(osc *infrav1.OpenStackCluster, lbs *zones.Result) {
 	for _, t := range clusterConditions {
 		if t != infrav1.APIServerLoadBalancersReadyCondition && t != infrav1.APIServerDNSReadyCondition {
 			provisioned = provisioned && (conditions.IsTrue(osc, t) ||
-				conditions.GetReason(osc, t) == infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason)
+				conditions.GetReason(osc, t) == infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason ||
+				conditions.GetReason(osc, t) == infrav1.LoadBalancerZoneWithoutComputeReason)
 		}
 	}
 	if provisioned {

@@ -221,6 +221,23 @@ func TestClusterFailureDomainEndpointDNSSetters(t *testing.T) {
 			set:    func(o *infrav1.OpenStackCluster, w *warnings) { setFailureDomainsCondition(o, w, "c", &domainsFound{}) },
 			cond:   infrav1.FailureDomainsReadyCondition, status: metav1.ConditionFalse, reason: infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason,
 			message: "control plane failure domains az2 have no API server load balancer", warns: []string{infrav1.ControlPlaneFailureDomainWithoutLoadBalancerReason}},
+		{name: "a mapped zone Nova does not have (a typo): warned",
+			before: func(o *infrav1.OpenStackCluster) {
+				o.Spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{AvailabilityZoneSubnets: []infrav1.AZSubnetMapping{{AvailabilityZone: "az1"}, {AvailabilityZone: "az-2"}}}
+				o.Status.FailureDomains = []clusterv1.FailureDomain{{Name: "az1", ControlPlane: ptr.To(true)}, {Name: "az2"}}
+			},
+			set:  func(o *infrav1.OpenStackCluster, w *warnings) { setFailureDomainsCondition(o, w, "c", &domainsFound{}) },
+			cond: infrav1.FailureDomainsReadyCondition, status: metav1.ConditionFalse, reason: infrav1.LoadBalancerZoneWithoutComputeReason,
+			message: "availabilityZoneSubnets maps zones az-2, which Nova does not have (its zones: az1, az2)", warns: []string{infrav1.LoadBalancerZoneWithoutComputeReason}},
+		{name: "both directions at once",
+			before: func(o *infrav1.OpenStackCluster) {
+				perZone(o)
+				o.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = append(o.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets, infrav1.AZSubnetMapping{AvailabilityZone: "az9"})
+			},
+			set:  func(o *infrav1.OpenStackCluster, w *warnings) { setFailureDomainsCondition(o, w, "c", &domainsFound{}) },
+			cond: infrav1.FailureDomainsReadyCondition, status: metav1.ConditionFalse, reason: infrav1.LoadBalancerZoneWithoutComputeReason,
+			message: "maps zones az9, which Nova does not have (its zones: az1, az2, az3): no machine is placed there, so their load balancers never get a member; correct the zone names; control plane failure domains az2 have no API server load balancer",
+			warns:   []string{infrav1.LoadBalancerZoneWithoutComputeReason}},
 		{name: "failure domains not read",
 			set: func(o *infrav1.OpenStackCluster, w *warnings) {
 				setFailureDomainsCondition(o, w, "c", &domainsFound{Outcome: outcome.Failed(errCloud)})

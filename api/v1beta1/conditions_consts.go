@@ -162,6 +162,10 @@ const (
 	// FailureDomainsReady, names the control plane failure domains that have no API server load
 	// balancer while allowCrossAZLoadBalancerMembers is off.
 	ControlPlaneFailureDomainWithoutLoadBalancerReason = "ControlPlaneFailureDomainWithoutLoadBalancer"
+	// LoadBalancerZoneWithoutComputeReason, on the OpenStackCluster's FailureDomainsReady, names
+	// the zones availabilityZoneSubnets maps that Nova does not have (a typo, or a zone without
+	// hosts): their load balancers never get a control plane machine.
+	LoadBalancerZoneWithoutComputeReason = "LoadBalancerZoneWithoutCompute"
 )
 
 // GetConditions returns the conditions, for Cluster API's condition utilities.

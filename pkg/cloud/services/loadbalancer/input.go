@@ -54,6 +54,7 @@ func InputOf(osc *infrav1.OpenStackCluster, cluster string, network *infrav1.Net
 		in.WithdrawingSince = c.LastTransitionTime.Time
 	}
 	for _, fd := range osc.Status.FailureDomains {
+		in.ComputeZones = append(in.ComputeZones, fd.Name)
 		if ptr.Deref(fd.ControlPlane, false) {
 			in.ControlPlaneZones = append(in.ControlPlaneZones, fd.Name)
 		}

@@ -67,8 +67,9 @@ type Input struct {
 	Router          *infrav1.Router
 	// MachineSubnets are spec.availabilityZoneMachineSubnets as resolved (the status's).
 	MachineSubnets []infrav1.ZoneMachineSubnetStatus
-	// ControlPlaneZones are the failure domains for control plane machines.
-	ControlPlaneZones []string
+	// ControlPlaneZones are the failure domains for control plane machines; ComputeZones are all
+	// of them (Nova's availability zones), nil until they are read.
+	ControlPlaneZones, ComputeZones []string
 	// OmitControlPlaneZone is spec.controlPlaneOmitAvailabilityZone: Nova chooses the zone of
 	// control plane servers.
 	OmitControlPlaneZone bool

@@ -163,6 +163,22 @@ func UncoveredControlPlaneZones(in *Input) []string {
 	return out
 }
 
+// ZonesWithoutCompute are the zones availabilityZoneSubnets maps (or that were found by tag) that
+// Nova does not have: a typo (az-1 for az1), or a zone without hosts. No machine is ever placed
+// there, so their load balancers never get a member. None until Nova's zones are known.
+func ZonesWithoutCompute(in *Input) []string {
+	if !in.PerZone() || in.ComputeZones == nil {
+		return nil
+	}
+	var out []string
+	for _, az := range MappedZones(in) {
+		if !slices.Contains(in.ComputeZones, az) {
+			out = append(out, az)
+		}
+	}
+	return out
+}
+
 // MemberSubnet is the subnet of address (its zone's machine subnet, or a cluster subnet) when a
 // target load balancer is on another network than that subnet's, so that Octavia reaches the
 // member through it; "" when every target is on the member's network.
