@@ -247,6 +247,9 @@ func (c *clusterReconcile) reconcileFailureDomains(ctx context.Context) *domains
 // the network, external network and router as this reconcile found them.
 func (c *clusterReconcile) reconcileLoadBalancers(ctx context.Context, network *infrav1.NetworkStatusWithSubnets, external *infrav1.NetworkStatus, router *infrav1.Router) *zones.Result {
 	in := loadbalancer.InputOf(c.osc, c.cluster.Name, network, external, router)
+	if f := c.found.network; f != nil && f.Err == nil && f.network != nil {
+		in.MachineSubnets = f.machineSubnets // as this reconcile resolved them
+	}
 	result := c.loadBalancers().ReconcileCluster(ctx, c.net, in)
 	return &result
 }

@@ -371,14 +371,18 @@ func monitorOf(m *infrav1.APIServerLoadBalancerMonitor) infrav1.APIServerLoadBal
 }
 
 // clusterSources are the addresses the cluster's own machines reach the API server from, which
-// allowedCIDRs must not lock out: the cluster subnets and the router's external addresses (the
-// source of traffic through a floating IP).
+// allowedCIDRs must not lock out: the cluster subnets, the zones' machine subnets
+// (availabilityZoneMachineSubnets) and the router's external addresses (the source of traffic
+// through a floating IP).
 func clusterSources(in *Input) []string {
 	var out []string
 	if in.Network != nil {
 		for _, s := range in.Network.Subnets {
 			out = append(out, s.CIDR)
 		}
+	}
+	for _, z := range in.MachineSubnets {
+		out = append(out, z.Subnet.CIDR)
 	}
 	if in.Router != nil {
 		out = append(out, in.Router.IPs...)

@@ -218,3 +218,17 @@ func TestTwoZonesOnOneSubnetAreRefused(t *testing.T) {
 	g.Expect(plan.Invalid[0].Message).To(Equal("spec.apiServerLoadBalancer.availabilityZoneSubnets[1].subnet: resolves to subnet lb-az1 (sub-1), " +
 		"which availabilityZoneSubnets[0] (zone az1) already maps: each zone needs a subnet of its own; nothing is provisioned for it"))
 }
+
+// allowedCIDRs never lock the cluster's own machines out: the cluster subnets, the zones' machine
+// subnets and the router's addresses are added to what the spec allows.
+func TestAllowedCIDRsAdmitTheClustersOwnMachines(t *testing.T) {
+	g := NewWithT(t)
+	in := twoZones()
+	in.LoadBalancer.AllowedCIDRs = []string{"192.0.2.0/24"}
+	in.Network = &infrav1.NetworkStatusWithSubnets{Subnets: []infrav1.Subnet{{CIDR: "10.6.0.0/24"}}}
+	in.MachineSubnets = []infrav1.ZoneMachineSubnetStatus{{AvailabilityZone: "az1", Subnet: infrav1.Subnet{CIDR: "10.7.1.0/24"}}, {AvailabilityZone: "az2", Subnet: infrav1.Subnet{CIDR: "10.7.2.0/24"}}}
+	in.Router = &infrav1.Router{IPs: []string{"172.24.4.3"}}
+	plan, err := NewPlan(in, &Resolved{Network: &infrav1.NetworkStatus{ID: "lb-net"}, Subnets: map[string]*infrav1.Subnet{"az1": {ID: "a"}, "az2": {ID: "b"}}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(plan.Desired[0].AllowedCIDRs).To(Equal([]string{"10.6.0.0/24", "10.7.1.0/24", "10.7.2.0/24", "172.24.4.3/32", "192.0.2.0/24"}))
+}
