@@ -20,9 +20,12 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
@@ -110,6 +113,14 @@ func (r *OpenStackClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 func (r *OpenStackClusterReconciler) begin(ctx context.Context, osc *infrav1.OpenStackCluster) (context.Context, objectReconcile, *clusterv1.Cluster, error) {
 	log := ctrl.LoggerFrom(ctx)
 	cluster, err := util.GetOwnerCluster(ctx, r.Client, osc.ObjectMeta)
+	if (apierrors.IsNotFound(err) || (err == nil && cluster == nil)) && !osc.DeletionTimestamp.IsZero() {
+		// The Cluster was force-deleted first: the deletion goes on under the name its owner
+		// reference or its label gives, after which the cloud resources are named.
+		if name := ownerClusterName(osc); name != "" {
+			cluster, err = &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: osc.Namespace, Name: name}}, nil
+			log.Info("The owner Cluster is gone: deleting under its name", "Cluster", name)
+		}
+	}
 	if err != nil {
 		return ctx, nil, nil, fmt.Errorf("getting the owner Cluster: %w", err)
 	}
@@ -120,6 +131,17 @@ func (r *OpenStackClusterReconciler) begin(ctx context.Context, osc *infrav1.Ope
 	log = log.WithValues("Cluster", clusterRef(cluster))
 	ctx = ctrl.LoggerInto(ctx, log)
 	return ctx, &clusterReconcile{r: r, cluster: cluster, osc: osc, report: report.NewRecorder(r.Recorder, osc, log)}, cluster, nil
+}
+
+// ownerClusterName is the name of the Cluster an OpenStackCluster belongs to, from its owner
+// reference, else its cluster-name label; "" when neither says.
+func ownerClusterName(osc *infrav1.OpenStackCluster) string {
+	for _, ref := range osc.OwnerReferences {
+		if ref.Kind == "Cluster" && strings.HasPrefix(ref.APIVersion, clusterv1.GroupVersion.Group+"/") {
+			return ref.Name
+		}
+	}
+	return osc.Labels[clusterv1.ClusterNameLabel]
 }
 
 // clusterReconcile is one reconcile of an OpenStackCluster: what it works with, and what its

@@ -399,3 +399,30 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 		g.Expect(conditions.IsFalse(got, infrav1.ReadyCondition)).To(BeTrue())
 	}, eventually, poll).Should(Succeed())
 }
+
+// A Cluster force-deleted before its OpenStackCluster: the deletion goes on under the Cluster's
+// name (from the owner reference) and leaves nothing in the cloud, rather than waiting forever.
+func TestDeletionGoesOnWhenTheClusterWasForceDeletedFirst(t *testing.T) {
+	g := NewWithT(t)
+	ns := testNamespace("orphaned")
+	cloud := newCloud(t, g, ns)
+	osc := newCluster(g, ns, false, managedSpec(), true)
+	g.Eventually(func(g Gomega) {
+		g.Expect(get(g, osc).Status.Initialization).NotTo(BeNil())
+	}, eventually, poll).Should(Succeed())
+
+	cluster := &clusterv1.Cluster{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "c"}, cluster)).To(Succeed())
+	cluster.Finalizers = nil
+	g.Expect(env.Client.Update(ctx, cluster)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, cluster)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(cluster), &clusterv1.Cluster{}))
+	}, eventually, poll).Should(BeTrue())
+
+	g.Expect(env.Client.Delete(ctx, osc)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(osc), &infrav1.OpenStackCluster{}))
+	}, eventually, poll).Should(BeTrue())
+	g.Expect(countResources(cloud)).To(Equal(counts{networks: 1}), "only the external network the operator made is left")
+}
