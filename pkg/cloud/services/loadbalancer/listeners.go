@@ -163,20 +163,20 @@ func (s *Service) reconcilePort(ctx context.Context, d *zones.Desired, f *found,
 	}); changed {
 		return out, true
 	}
-	return s.reconcileMonitorSettings(ctx, d, f, port, c.pool.ID, monitor.ID)
+	return s.reconcileMonitorSettings(ctx, d, f, port, monitor.ID)
 }
 
 // reconcileMonitorSettings gives the monitor of port the spec's delay, timeout and retries:
 // spec.apiServerLoadBalancer.monitor may change on a running cluster. What was applied is
 // remembered (Memory), so the steady state reads nothing more; the monitor is read (one list by
-// pool) only when the spec's settings differ from what was applied, or after a restart.
-func (s *Service) reconcileMonitorSettings(ctx context.Context, d *zones.Desired, f *found, port int, poolID, monitorID string) (zones.Outcome, bool) {
+// its ID) only when the spec's settings differ from what was applied, or after a restart.
+func (s *Service) reconcileMonitorSettings(ctx context.Context, d *zones.Desired, f *found, port int, monitorID string) (zones.Outcome, bool) {
 	want := d.Monitor
 	if applied, ok := s.memory.monitorApplied(f.id, port); ok && applied == want {
 		return zones.Outcome{}, false
 	}
 	name := zones.ChildName(d.Name, port)
-	found, err := s.lb.ListMonitors(ctx, monitors.ListOpts{PoolID: poolID})
+	found, err := s.lb.ListMonitors(ctx, monitors.ListOpts{ID: monitorID})
 	if err != nil {
 		return s.childFailed(f, err, fmt.Sprintf("reading health monitor %s", name))
 	}
