@@ -238,15 +238,23 @@ func (f *SecretFactory) cachedClients(ctx context.Context, cred *credential) (*C
 	}
 	f.authenticating[cred.cacheKey] = true
 	f.mu.Unlock()
+	// Released however authenticate ends, a panic included: a credential is never left "in
+	// progress" for good.
+	defer func() {
+		f.mu.Lock()
+		delete(f.authenticating, cred.cacheKey)
+		f.mu.Unlock()
+	}()
 
 	cached, err := f.authenticate(ctx, cred)
-	f.mu.Lock()
-	delete(f.authenticating, cred.cacheKey)
 	if err != nil {
-		f.failed.Add(cred.cacheKey, failedAuth{err: err, until: time.Now().Add(FailedAuthMemory)})
-	}
-	f.mu.Unlock()
-	if err != nil {
+		// A reconcile that ran out of time, or a manager shutting down, says nothing about the
+		// credential: only the cloud's answer is remembered.
+		if ctx.Err() == nil {
+			f.mu.Lock()
+			f.failed.Add(cred.cacheKey, failedAuth{err: err, until: time.Now().Add(FailedAuthMemory)})
+			f.mu.Unlock()
+		}
 		return nil, err
 	}
 	cached.CloudKey = cred.cacheKey
