@@ -206,7 +206,7 @@ func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	f.normal = true
 	if err := c.connect(ctx); err != nil {
 		if authBusy(err) {
-			return ctrl.Result{RequeueAfter: requeue.Member}, nil
+			return ctrl.Result{RequeueAfter: requeue.AuthInProgress}, nil
 		}
 		// The Secret is not watched: look again in a while.
 		f.identity = err

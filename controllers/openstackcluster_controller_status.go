@@ -29,9 +29,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	infrav1beta2 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta2"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
@@ -289,7 +287,7 @@ func setFailureDomainsCondition(osc *infrav1.OpenStackCluster, w *warnings, clus
 		for _, fd := range osc.Status.FailureDomains {
 			nova = append(nova, fd.Name)
 		}
-		parts = append(parts, fmt.Sprintf("spec.apiServerLoadBalancer.availabilityZoneSubnets maps zones %s, which Nova does not have (its zones: %s): "+
+		parts = append(parts, fmt.Sprintf("spec.apiServerLoadBalancer.availabilityZoneSubnets (or zoneDiscovery's tags) maps zones %s, which Nova does not have (its zones: %s): "+
 			"no machine is placed there, so their load balancers never get a member; correct the zone names", strings.Join(unplaced, ", "), strings.Join(nova, ", ")))
 	}
 	if len(uncovered) > 0 {
@@ -297,11 +295,7 @@ func setFailureDomainsCondition(osc *infrav1.OpenStackCluster, w *warnings, clus
 			"control plane machines placed there get no API server traffic; map them in spec.apiServerLoadBalancer.availabilityZoneSubnets, "+
 			"set allowCrossAZLoadBalancerMembers, or leave them out of spec.controlPlaneAvailabilityZones", strings.Join(uncovered, ", ")))
 	}
-	message := strings.Join(parts, "; ")
-	if before := conditions.Get(osc, infrav1.FailureDomainsReadyCondition); before == nil || before.Message != report.Redact(infrav1beta2.InBothVersions(message)) {
-		w.add(reason, message)
-	}
-	setCondition(osc, infrav1.FailureDomainsReadyCondition, metav1.ConditionFalse, reason, message)
+	reportProblem(w, osc, infrav1.FailureDomainsReadyCondition, reason, strings.Join(parts, "; "))
 }
 
 // setEndpointStatus fills spec.controlPlaneEndpoint, as the provider contract asks, and sets
@@ -441,6 +435,11 @@ func setMaintenanceStatus(osc *infrav1.OpenStackCluster, w *warnings, cluster st
 	case len(m.Refused) > 0:
 		reportProblem(w, osc, infrav1.ZoneMaintenanceReadyCondition, infrav1.LastServingZoneReason, m.RefusalMessage(loadbalancer.RecordedInput(osc, cluster), r.Zones))
 	case len(m.Waiting) > 0:
+		if conditions.GetReason(osc, infrav1.ZoneMaintenanceReadyCondition) != infrav1.ZoneWithdrawingReason {
+			// The transition time says when the zones began to leave DNS (zones.Input's
+			// WithdrawingSince): a condition False for another reason before keeps its old one.
+			conditions.Delete(osc, infrav1.ZoneMaintenanceReadyCondition)
+		}
 		setCondition(osc, infrav1.ZoneMaintenanceReadyCondition, metav1.ConditionFalse, infrav1.ZoneWithdrawingReason,
 			"taking out of service: "+strings.Join(m.Waiting, ", "))
 	case len(m.Out) > 0:

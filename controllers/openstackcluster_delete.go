@@ -54,7 +54,7 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	c.found.deletion = d
 	if err := c.connect(ctx); err != nil {
 		if authBusy(err) {
-			return ctrl.Result{RequeueAfter: requeue.Member}, nil
+			return ctrl.Result{RequeueAfter: requeue.AuthInProgress}, nil
 		}
 		if recordsNothing(&osc.Status) {
 			// Credentials that do not work, and a status that records nothing (not even the

@@ -243,8 +243,9 @@ func (c *clusterReconcile) reconcileFailureDomains(ctx context.Context) *domains
 }
 
 // reconcileLoadBalancers converges the API server load balancers: one call into the load
-// balancer service, which holds every zone rule. It reads the object's status as recorded, with
-// the network, external network and router as this reconcile found them.
+// balancer service, which asks the zone rules (package zones). Their input is the object's
+// status as recorded, with the network, external network, router and machine subnets as this
+// reconcile found them.
 func (c *clusterReconcile) reconcileLoadBalancers(ctx context.Context, network *infrav1.NetworkStatusWithSubnets, external *infrav1.NetworkStatus, router *infrav1.Router) *zones.Result {
 	in := loadbalancer.InputOf(c.osc, c.cluster.Name, network, external, router)
 	if f := c.found.network; f != nil && f.Err == nil && f.network != nil {

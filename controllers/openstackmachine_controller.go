@@ -217,7 +217,7 @@ func (m *machineReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	}
 	if err := m.connect(ctx); err != nil {
 		if authBusy(err) {
-			return ctrl.Result{RequeueAfter: requeue.Member}, nil
+			return ctrl.Result{RequeueAfter: requeue.AuthInProgress}, nil
 		}
 		return ctrl.Result{RequeueAfter: requeue.Config}, faultOnly(err)
 	}

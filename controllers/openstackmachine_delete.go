@@ -49,7 +49,7 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	}
 	if err := m.connect(ctx); err != nil {
 		if authBusy(err) {
-			return ctrl.Result{RequeueAfter: requeue.Member}, nil
+			return ctrl.Result{RequeueAfter: requeue.AuthInProgress}, nil
 		}
 		if machineRecordsNothing(m.osm) {
 			// As for a cluster (see clusterReconcile.delete): the controller never made a server

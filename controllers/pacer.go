@@ -30,8 +30,8 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
 
-// How soon the controllers look at an object again: after a wait, after a spec the cloud
-// refutes, and after the cloud refused a call or did not answer (pacer).
+// How soon the controllers look at an object again after the cloud refused a call or did not
+// answer (pacer); every other interval is in the requeue package's table.
 
 // faultBackoffBase and faultBackoffCap bound how soon an object is reconciled again after its
 // cloud refused a call (401, 403, 429, 5xx) or did not answer: the delay doubles from the base

@@ -228,7 +228,7 @@ func TestClusterFailureDomainEndpointDNSSetters(t *testing.T) {
 			},
 			set:  func(o *infrav1.OpenStackCluster, w *warnings) { setFailureDomainsCondition(o, w, "c", &domainsFound{}) },
 			cond: infrav1.FailureDomainsReadyCondition, status: metav1.ConditionFalse, reason: infrav1.LoadBalancerZoneWithoutComputeReason,
-			message: "availabilityZoneSubnets maps zones az-2, which Nova does not have (its zones: az1, az2)", warns: []string{infrav1.LoadBalancerZoneWithoutComputeReason}},
+			message: "availabilityZoneSubnets (or zoneDiscovery's tags) maps zones az-2, which Nova does not have (its zones: az1, az2)", warns: []string{infrav1.LoadBalancerZoneWithoutComputeReason}},
 		{name: "both directions at once",
 			before: func(o *infrav1.OpenStackCluster) {
 				perZone(o)

@@ -34,13 +34,24 @@ func (s *OpenStackClusterSpec) EffectiveAPIServerPort() int {
 // APIServerLoadBalancerEnabled says whether the spec asks for API server load balancers:
 // apiServerLoadBalancer is set and not disabled.
 func (s *OpenStackClusterSpec) APIServerLoadBalancerEnabled() bool {
-	return s.APIServerLoadBalancer != nil && (s.APIServerLoadBalancer.Enabled == nil || *s.APIServerLoadBalancer.Enabled)
+	return s.APIServerLoadBalancer.IsEnabled()
 }
 
 // APIServerLoadBalancersPerZone says whether the spec asks for one API server load balancer per
 // availability zone (availabilityZoneSubnets, or zoneDiscovery) rather than a single one.
 func (s *OpenStackClusterSpec) APIServerLoadBalancersPerZone() bool {
-	return s.APIServerLoadBalancerEnabled() && (len(s.APIServerLoadBalancer.AvailabilityZoneSubnets) > 0 || s.APIServerLoadBalancer.ZoneDiscovery != nil)
+	return s.APIServerLoadBalancer.IsPerZone()
+}
+
+// IsEnabled says whether lb asks for API server load balancers: set and not disabled.
+func (lb *APIServerLoadBalancer) IsEnabled() bool {
+	return lb != nil && (lb.Enabled == nil || *lb.Enabled)
+}
+
+// IsPerZone says whether lb asks for one load balancer per availability zone
+// (availabilityZoneSubnets, or zoneDiscovery) rather than a single one.
+func (lb *APIServerLoadBalancer) IsPerZone() bool {
+	return lb.IsEnabled() && (len(lb.AvailabilityZoneSubnets) > 0 || lb.ZoneDiscovery != nil)
 }
 
 // AllAPIServerLoadBalancers are the API server load balancers the status records: one per

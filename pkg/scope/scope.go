@@ -215,7 +215,9 @@ func yamlErrorLine(err error) string {
 // cachedClients returns the clients of the credential, authenticating on a cache miss. A changed
 // Secret has a new cache key, so an edit takes effect at once. Building a service client may read
 // the endpoint's version document, so clients are built once per credential, not per reconcile;
-// gophercloud's clients are safe for concurrent use and re-authenticate by themselves.
+// gophercloud's clients are safe for concurrent use and re-authenticate by themselves. A failed
+// authentication is the answer for FailedAuthMemory; while one is under way, the others get
+// ErrAuthenticationInProgress rather than wait.
 func (f *SecretFactory) cachedClients(ctx context.Context, cred *credential) (*Clients, error) {
 	f.mu.Lock()
 	if f.cache == nil {

@@ -81,6 +81,7 @@ func (s *Service) converge(ctx context.Context, in *zones.Input, plan *zones.Pla
 			if err := outcome.Run("load balancer "+plan.Desired[i].Name, func() { outcomes[i] = s.Reconcile(ctx, plan.Desired[i], plan.Known[i]) }); err != nil {
 				outcomes[i] = failed(err)
 				outcomes[i].AvailabilityZone = plan.Desired[i].AvailabilityZone
+				outcomes[i].Message = err.Error() // as Reconcile summarises a failure
 			}
 		})
 	}

@@ -31,7 +31,8 @@ import (
 
 // Memory is what the controller remembers between reconciles: the capabilities of each cloud,
 // how many times each load balancer was seen in ERROR, since when it is pending, which clouds
-// leave the children of a fully populated load balancer pending, and the floating IPs being
+// leave the children of a fully populated load balancer pending, the health monitor settings
+// applied to each load balancer's ports, and the floating IPs being
 // allocated in the background. It is safe for concurrent use.
 // Losing it (a restart) costs a few calls, delays an ERROR recovery, and makes the first load
 // balancer created on such a cloud settle its children again; nothing else.

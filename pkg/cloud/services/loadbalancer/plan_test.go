@@ -331,6 +331,7 @@ func TestAPanicInOneZoneIsThatZonesError(t *testing.T) {
 	g.Expect(outcomes[0].AvailabilityZone).To(Equal("az1"))
 	g.Expect(outcomes[0].State).To(Equal(zones.StateError))
 	g.Expect(outcomes[0].Err).To(MatchError(ContainSubstring("load balancer k8s-clusterapi-cluster-ns-c-az1-kubeapi stopped on an internal error (a nil the code did not expect)")))
+	g.Expect(outcomes[0].Message).To(Equal(outcomes[0].Err.Error()), "summarised, so that the zone is never counted ready")
 	g.Expect(outcomes[1].AvailabilityZone).To(Equal("az2"))
 	g.Expect(outcomes[1].Err).To(MatchError(ContainSubstring("503")), "the other zone went on to its own answer")
 }

@@ -87,33 +87,30 @@ func ClaimFloatingIP(fip FloatingIP, marks FloatingIPMarks) Candidate {
 }
 
 // ChooseFloatingIP is the floating IP to use among those found for one purpose: listed by
-// marks.Ours, or by an address (userNamed: the address the user gave, or the endpoint's host).
-// It is the one that carries marks.Ours, else one of marks.TakenOver, else, only for an address the user
-// named, the one that carries no mark: that one is the user's own, used as it is and never
-// marked or released. One that carries another mark is never taken: the answer is an
-// error naming the holder. Two alike are Duplicates. index is -1 when none is
-// to be used (the caller allocates one), and claim is the chosen one's.
+// marks.Ours, or by an address (userNamed: the address the user gave, the endpoint's host, or what
+// is on a load balancer's own VIP port). It is the one that carries marks.Ours, else one of
+// marks.TakenOver, else, only where userNamed, the one that carries no mark: the caller says
+// what that one is (the user's own address, used as it is and never marked or released; or the
+// address already on the load balancer's VIP, adopted). One that carries another mark is never
+// taken: the answer is an error naming the holder. Two alike are Duplicates. index is -1 when
+// none is to be used (the caller allocates one), and claim is the chosen one's.
 func ChooseFloatingIP(found []FloatingIP, marks FloatingIPMarks, userNamed bool) (index int, claim Claim, err error) {
-	candidates := make([]Candidate, len(found))
 	var unmarked []int
 	for i, fip := range found {
-		candidates[i] = ClaimFloatingIP(fip, marks)
-		switch candidates[i].Claim {
+		switch c := ClaimFloatingIP(fip, marks); c.Claim {
 		case Foreign:
-			return -1, Foreign, floatingIPElsewhere(candidates[i])
+			return -1, Foreign, floatingIPElsewhere(c)
 		case Unclaimed:
 			unmarked = append(unmarked, i)
 		}
 	}
-	chosen, err := Choose("floating IP", marks.Ours, candidates)
+	chosen, err := Find("floating IP", marks.Ours, found, func(f *FloatingIP) Candidate { return ClaimFloatingIP(*f, marks) })
 	if err != nil {
 		return -1, Unclaimed, err
 	}
-	if chosen != nil {
-		for i := range candidates {
-			if candidates[i].ID == chosen.ID {
-				return i, chosen.Claim, nil
-			}
+	for i := range found {
+		if &found[i] == chosen {
+			return i, ClaimFloatingIP(found[i], marks).Claim, nil
 		}
 	}
 	switch {
@@ -122,7 +119,7 @@ func ChooseFloatingIP(found []FloatingIP, marks FloatingIPMarks, userNamed bool)
 	case len(unmarked) > 1:
 		alike := make([]Candidate, len(unmarked))
 		for j, i := range unmarked {
-			alike[j] = candidates[i]
+			alike[j] = ClaimFloatingIP(found[i], marks)
 		}
 		return -1, Unclaimed, Duplicates("floating IP", found[unmarked[0]].Address, alike)
 	}

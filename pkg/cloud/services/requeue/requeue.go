@@ -36,6 +36,9 @@ const (
 	// Cache is how soon a reconcile that found the cache behind the controller's own last write
 	// looks again; the watch event of the write usually comes first.
 	Cache = 250 * time.Millisecond
+	// AuthInProgress is how soon an object looks again while another reconcile authenticates its
+	// credential.
+	AuthInProgress = time.Second
 	// Member is how soon membership is looked at again while Octavia applies a change to a pool
 	// (PENDING_UPDATE takes one to three seconds); a look is one status tree read per load
 	// balancer.

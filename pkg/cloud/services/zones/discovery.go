@@ -18,6 +18,7 @@ package zones
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -91,7 +92,7 @@ func Discover(in *Input, network *infrav1.NetworkStatus, subnets []infrav1.Subne
 		}
 	}
 	d := &Discovery{}
-	for _, zone := range SortedKeys(byZone) {
+	for _, zone := range slices.Sorted(maps.Keys(byZone)) {
 		candidates := byZone[zone]
 		chosen, problem := chooseZoneSubnet(in, zone, candidates, key, network.Name)
 		switch {
@@ -144,14 +145,4 @@ func subnetsWords(candidates []infrav1.Subnet, key, zone, network string) string
 	}
 	slices.Sort(words)
 	return fmt.Sprintf("subnets %s of network %s are all tagged %s=%s", strings.Join(words, " and "), network, key, zone)
-}
-
-// SortedKeys are the keys of m, sorted.
-func SortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

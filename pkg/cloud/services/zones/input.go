@@ -87,15 +87,11 @@ type Recorded struct {
 }
 
 // Enabled says whether the cluster has an API server load balancer.
-func (in *Input) Enabled() bool {
-	return in.LoadBalancer != nil && (in.LoadBalancer.Enabled == nil || *in.LoadBalancer.Enabled)
-}
+func (in *Input) Enabled() bool { return in.LoadBalancer.IsEnabled() }
 
 // PerZone says whether the cluster has one load balancer per availability zone: mapped in
 // availabilityZoneSubnets, or found by tag.
-func (in *Input) PerZone() bool {
-	return in.Enabled() && (len(in.LoadBalancer.AvailabilityZoneSubnets) > 0 || in.LoadBalancer.ZoneDiscovery != nil)
-}
+func (in *Input) PerZone() bool { return in.LoadBalancer.IsPerZone() }
 
 // Mappings are the zones that get a load balancer, in order: availabilityZoneSubnets, then the
 // zones found by tag.

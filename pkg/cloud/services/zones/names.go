@@ -49,17 +49,19 @@ func Name(namespace, cluster, az string) string {
 // ("" for the single one); ok is false for a name Name does not give it.
 func ZoneOfName(name, namespace, cluster string) (az string, ok bool) {
 	rest, ok := strings.CutPrefix(name, namePrefix+namespace+"-"+cluster)
-	if !ok {
-		return "", false
+	if ok {
+		rest, ok = strings.CutSuffix(rest, nameSuffix)
 	}
-	if rest, ok = strings.CutSuffix(rest, nameSuffix); !ok {
+	if !ok {
 		return "", false
 	}
 	if rest == "" {
 		return "", true
 	}
-	az, ok = strings.CutPrefix(rest, "-")
-	return az, ok && az != ""
+	if az, ok = strings.CutPrefix(rest, "-"); !ok || az == "" {
+		return "", false
+	}
+	return az, true
 }
 
 // ChildName is the name of the listener, pool and health monitor of a load balancer for a port.
@@ -96,7 +98,10 @@ func ZoneOfFloatingIP(description, namespace, cluster string) (az string, ok boo
 	if description == base {
 		return "", true
 	}
-	return strings.CutPrefix(description, base+" in availability zone ")
+	if az, ok := strings.CutPrefix(description, base+" in availability zone "); ok {
+		return az, true
+	}
+	return "", false
 }
 
 // ZoneWords names what a load balancer serves, for messages.
