@@ -80,7 +80,7 @@ func TestHostileAnswersEndInErrors(t *testing.T) {
 		got, err := c.ListNetworks(ctx, networks.ListOpts{})
 		g.Expect(got).To(BeEmpty())
 		g.Expect(errors.Is(err, ErrTooManyPages)).To(BeTrue(), "%v", err)
-		g.Expect(served).To(Equal(MaxPages+1), "pages are not followed past the bound")
+		g.Expect(served).To(Equal(MaxPages), "no page past the bound is asked for")
 	})
 	t.Run("pages too large together", func(t *testing.T) {
 		g := NewWithT(t)
@@ -110,4 +110,20 @@ func TestHostileAnswersEndInErrors(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(got).To(HaveLen(3))
 	})
+}
+
+// A list that is one page whose body is an object (Nova's availability zones) is read as
+// gophercloud reads it, within the list's bounds.
+func TestASinglePageListIsReadWithinTheBounds(t *testing.T) {
+	g := NewWithT(t)
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"availabilityZoneInfo": [{"zoneName": "az1", "zoneState": {"available": true}}, {"zoneName": "az2", "zoneState": {"available": true}}]}`))
+	}))
+	defer server.Close()
+	provider := &gophercloud.ProviderClient{HTTPClient: http.Client{Transport: LimitBodies(http.DefaultTransport, MaxResponseBody)}}
+	c := NewComputeClient(&gophercloud.ServiceClient{ProviderClient: provider, Endpoint: server.URL + "/", ResourceBase: server.URL + "/"})
+	zones, err := c.ListAvailabilityZones(context.Background())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(zones).To(HaveLen(2))
 }

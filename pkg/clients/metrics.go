@@ -134,27 +134,15 @@ const (
 var ErrTooManyPages = errors.New("the list has more pages than the clients follow")
 
 // allPages reads the pages of a list, at most MaxPages holding at most MaxListBody bytes
-// together, and extracts their items.
+// together, and extracts their items. The bounds ride in the requests' context, which the
+// bounded transport (LimitBodies) reads: gophercloud's own paging (AllPages, which knows a
+// single-page list from a linked one) stays as it is.
 func allPages[T any](ctx context.Context, pager pagination.Pager, extract func(pagination.Page) ([]T, error)) ([]T, error) {
-	var (
-		items []T
-		pages int
-	)
-	err := pager.EachPage(withBodyBudget(ctx, MaxListBody), func(_ context.Context, page pagination.Page) (bool, error) {
-		if pages++; pages > MaxPages {
-			return false, fmt.Errorf("%w (%d)", ErrTooManyPages, MaxPages)
-		}
-		got, err := extract(page)
-		if err != nil {
-			return false, err
-		}
-		items = append(items, got...)
-		return true, nil
-	})
+	pages, err := pager.AllPages(withListBudget(ctx, MaxListBody, MaxPages))
 	if err != nil {
 		return nil, err
 	}
-	return items, nil
+	return extract(pages)
 }
 
 // callErr runs f, which returns only an error, and records it.

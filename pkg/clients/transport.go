@@ -45,13 +45,17 @@ type limitedTransport struct {
 }
 
 func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	budget := listBudgetOf(req.Context())
+	if budget != nil && budget.requests.Add(-1) < 0 {
+		return nil, fmt.Errorf("%w (%d)", ErrTooManyPages, MaxPages) // no request past the bound is sent
+	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	limit, budget := t.limit, bodyBudget(req.Context())
+	limit := t.limit
 	if budget != nil {
-		limit = min(limit, budget.Load())
+		limit = min(limit, budget.bytes.Load())
 	}
 	if resp.ContentLength > limit {
 		_ = resp.Body.Close()
@@ -61,18 +65,23 @@ func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// budgetKey carries, in a request's context, the bytes the answers of one list may still hold
-// together (allPages).
+// listBudget is what the answers of one list (allPages) may still take: requests (pages) and
+// bytes together. It rides in the requests' context.
+type listBudget struct {
+	bytes, requests atomic.Int64
+}
+
 type budgetKey struct{}
 
-func withBodyBudget(ctx context.Context, bytes int64) context.Context {
-	b := &atomic.Int64{}
-	b.Store(bytes)
+func withListBudget(ctx context.Context, bytes, requests int64) context.Context {
+	b := &listBudget{}
+	b.bytes.Store(bytes)
+	b.requests.Store(requests)
 	return context.WithValue(ctx, budgetKey{}, b)
 }
 
-func bodyBudget(ctx context.Context) *atomic.Int64 {
-	b, _ := ctx.Value(budgetKey{}).(*atomic.Int64)
+func listBudgetOf(ctx context.Context) *listBudget {
+	b, _ := ctx.Value(budgetKey{}).(*listBudget)
 	return b
 }
 
@@ -81,7 +90,7 @@ func bodyBudget(ctx context.Context) *atomic.Int64 {
 type limitedBody struct {
 	body   io.ReadCloser
 	left   int64
-	budget *atomic.Int64
+	budget *listBudget
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -99,7 +108,7 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
 	b.left -= int64(n)
 	if b.budget != nil {
-		b.budget.Add(-int64(n))
+		b.budget.bytes.Add(-int64(n))
 	}
 	return n, err
 }
