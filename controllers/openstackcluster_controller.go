@@ -180,6 +180,16 @@ func clusterOwner(osc *infrav1.OpenStackCluster, projectID string) ownership.Own
 	return ownership.Owner{Kind: "OpenStackCluster", Namespace: osc.Namespace, Name: osc.Name, Created: osc.CreationTimestamp.Time, ProjectID: projectID}
 }
 
+// loadBalancersApart says whether the load balancers need nothing of the cluster network, so that
+// their phase may run beside the network's: each VIP is on the load balancer network
+// (spec.apiServerLoadBalancer.network, with or without availabilityZoneSubnets), and no
+// allowedCIDRs must admit the cluster's subnets and router. Members are the machine
+// controller's, which reads the recorded status.
+func (c *clusterReconcile) loadBalancersApart() bool {
+	lb := c.osc.Spec.APIServerLoadBalancer
+	return c.osc.Spec.APIServerLoadBalancerEnabled() && (lb.Network != nil || len(lb.AvailabilityZoneSubnets) > 0) && len(lb.AllowedCIDRs) == 0
+}
+
 // connect builds the OpenStack clients from the cluster's identity.
 func (c *clusterReconcile) connect(ctx context.Context) error {
 	clients, err := c.r.ScopeFactory.NewClients(ctx, c.osc.Namespace, c.osc.Spec.IdentityRef)
@@ -192,15 +202,22 @@ func (c *clusterReconcile) connect(ctx context.Context) error {
 	return nil
 }
 
-// normal runs the phases. The network and its subnets come first: the load balancers (their VIP
-// subnet), the router and the security groups need them. Then the load balancers, the router,
-// the security groups and the failure domains are reconciled at once, each reading what the
-// network phase found and writing only its own result, so that Octavia starts on a new load
-// balancer without waiting for Neutron's router and security groups, and a reconcile takes as
-// long as its slowest phase. The router comes before the load balancers only when allowedCIDRs
-// must include its address and it is not known yet, so that the listeners are not created with
-// a list that changes a moment later. While Octavia builds a load balancer, the polls read the
-// load balancers alone (fullChecks.onlyLoadBalancers).
+// normal runs the phases in two lanes, so that a reconcile takes as long as its slowest lane and
+// Octavia starts on a new load balancer as early as it may:
+//   - first, in every full reconcile, the external network, and before the cluster's first
+//     resource the check of the spec's references (prepareNetwork: reads only);
+//   - the load balancer lane: when the load balancers need nothing of the cluster network
+//     (loadBalancersApart: each zone's VIP on the operator's load balancer network, no
+//     allowedCIDRs), they are reconciled from the start, beside the network;
+//   - the network lane: the cluster network and its subnets, then at once the router, the
+//     security groups, the failure domains and (when they need the network) the load
+//     balancers, each reading what the network phase found and writing only its own result.
+//
+// The router comes before the load balancers only when allowedCIDRs must include its address
+// and it is not known yet, so that the listeners are not created with a list that changes a
+// moment later. While Octavia builds a load balancer, the polls read the load balancers alone
+// (fullChecks.onlyLoadBalancers). A panic in a phase ends that phase in an error, never the
+// manager (outcome.Run).
 func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	f := &c.found
 	f.normal = true
@@ -217,28 +234,55 @@ func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	full := !c.r.checks.onlyLoadBalancers(osc, start)
 	var done outcomes
 	if full {
-		f.network = c.reconcileNetwork(ctx)
+		f.network = c.prepareNetwork(ctx)
 		if done = append(done, f.network.Outcome); done.stopped() {
 			return done.result()
 		}
 	}
-	network, external := f.clusterNetwork(osc), f.externalNetwork(osc)
+	external := f.externalNetwork(osc)
+	var wg sync.WaitGroup
+	goLoadBalancers := func(network *infrav1.NetworkStatusWithSubnets, router *infrav1.Router, machineSubnets []infrav1.ZoneMachineSubnetStatus) {
+		wg.Go(func() {
+			if err := outcome.Run("the load balancer phase", func() { f.lbs = c.reconcileLoadBalancers(ctx, network, external, router, machineSubnets) }); err != nil {
+				f.lbs = &zones.Result{Err: err}
+			}
+		})
+	}
+	// The load balancer lane apart reads only what the status recorded before this reconcile:
+	// the network lane writes f.network meanwhile.
+	apart := c.loadBalancersApart()
+	if apart {
+		goLoadBalancers(osc.Status.Network, osc.Status.Router, osc.Status.AvailabilityZoneMachineSubnets)
+	}
+	// stop ends the reconcile when a phase stopped it, once the load balancer lane is back.
+	stop := func() bool {
+		if !done.stopped() {
+			return false
+		}
+		wg.Wait()
+		if apart {
+			done = append(done, lbOutcome(f.lbs))
+		}
+		return true
+	}
+	if full {
+		c.reconcileNetwork(ctx, f.network)
+		if done = append(done, f.network.Outcome); stop() {
+			return done.result()
+		}
+	}
+	network := f.clusterNetwork(osc)
 	routerFirst := full && osc.Status.Router == nil && osc.Spec.APIServerLoadBalancerEnabled() && len(osc.Spec.APIServerLoadBalancer.AllowedCIDRs) > 0
 	if routerFirst {
 		f.router = c.reconcileRouter(ctx, network, external)
-		if done = append(done, f.router.Outcome); done.stopped() {
+		if done = append(done, f.router.Outcome); stop() {
 			return done.result()
 		}
 	}
 	// The phases of this stage read what is above and write only their own part of f.
-	router := f.routerOf(osc)
-	// A panic in one ends that phase in an error, never the manager (outcome.Run).
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := outcome.Run("the load balancer phase", func() { f.lbs = c.reconcileLoadBalancers(ctx, network, external, router) }); err != nil {
-			f.lbs = &zones.Result{Err: err}
-		}
-	})
+	if !apart {
+		goLoadBalancers(network, f.routerOf(osc), f.machineSubnets(osc))
+	}
 	if full {
 		wg.Go(func() {
 			if err := outcome.Run("the security group phase", func() { f.groups = c.reconcileSecurityGroups(ctx, network) }); err != nil {

@@ -19,15 +19,19 @@ package controllers
 import (
 	"context"
 	"errors"
+	"sync"
 
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // deletionFound is where a cluster's deletion stands, for updateStatus.
@@ -42,8 +46,9 @@ type deletionFound struct {
 	waitingForPorts string
 }
 
-// delete removes what the controller created, in reverse order, and then the finalizer.
-// Resources the user brought (spec.network, spec.router, apiServerFloatingIP) are left alone.
+// delete removes what the controller created, each resource as soon as nothing that is left
+// needs it, and then the finalizer. Resources the user brought (spec.network, spec.router,
+// apiServerFloatingIP) are left alone.
 func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	osc, cluster := c.osc, c.cluster
 	if !controllerutil.ContainsFinalizer(osc, infrav1.ClusterFinalizer) {
@@ -78,63 +83,162 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 			return ctrl.Result{}, err
 		}
 	}
-	if err := c.net.DeleteAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(cluster.Namespace, cluster.Name)); err != nil {
-		return ctrl.Result{}, err
+	// While Octavia deletes, lanes at once, so that a deletion takes about as long as Octavia's
+	// cascade deletes:
+	//   - the load balancers (a cascade delete each, then their floating IPs); once their floating
+	//     IPs are released, the router, when the VIPs are on the cluster network: Octavia needs
+	//     no router to delete a load balancer, but Neutron keeps a router interface that a
+	//     floating IP on the subnet goes through;
+	//   - the security groups (Octavia's ports do not use them);
+	//   - when every VIP is off the cluster network, the router and then the network.
+	// These lanes act on what the status still records, so that the polls while Octavia deletes
+	// ask Neutron nothing once it is gone (Neutron's work would slow Octavia's own).
+	in := loadbalancer.RecordedInput(osc, cluster.Name)
+	networkFree := zones.VIPsOffClusterNetwork(in)
+	st := &osc.Status
+	var (
+		wg                  sync.WaitGroup
+		lbs                 loadbalancer.Deletion
+		lbErr, groupsErr    error
+		networkErr          error
+		groupsWait, netWait bool
+		earlyRouter         bool
+		groupsRan, netRan   bool
+	)
+	wg.Go(func() {
+		if err := outcome.Run("deleting the load balancers", func() {
+			lbs, lbErr = c.loadBalancers().DeleteCluster(ctx, in)
+			if lbErr == nil && !lbs.Done && !networkFree && lbs.RouterFree && st.Router != nil {
+				earlyRouter = c.deleteRouterEarly(ctx)
+			}
+		}); err != nil {
+			lbErr = err
+		}
+	})
+	if st.ControlPlaneSecurityGroup != nil || st.WorkerSecurityGroup != nil {
+		groupsRan = true
+		wg.Go(func() {
+			if err := outcome.Run("deleting the security groups", func() { groupsWait, groupsErr = c.deleteGroups(ctx) }); err != nil {
+				groupsErr = err
+			}
+		})
 	}
-	// The load balancers go first when their VIP ports may be on the cluster network. While
-	// Octavia deletes them, what does not depend on them goes too: the security groups always
-	// (Octavia's ports do not use them), the router and network when every VIP is elsewhere.
-	lbs, err := c.loadBalancers().DeleteCluster(ctx, loadbalancer.RecordedInput(osc, cluster.Name))
-	if err != nil {
+	if networkFree && (st.Router != nil || st.Network != nil) {
+		netRan = true
+		wg.Go(func() {
+			if err := outcome.Run("deleting the router and network", func() { netWait, networkErr = c.deleteRouterAndNetwork(ctx, false) }); err != nil {
+				networkErr = err
+			}
+		})
+	}
+	wg.Wait()
+	d.routerGone = d.routerGone || earlyRouter
+	if err := kerrors.NewAggregate([]error{lbErr, groupsErr, networkErr}); err != nil {
 		return ctrl.Result{}, err
 	}
 	if !lbs.Done {
 		d.loadBalancersLeft = true
-		if _, err := c.deleteNetworking(ctx, lbs.NetworkFree); err != nil {
-			return ctrl.Result{}, err
-		}
+		c.waitingFor(groupsWait, netWait)
 		return ctrl.Result{RequeueAfter: requeue.Delete}, nil
 	}
 	d.loadBalancersGone = true
-	if result, err := c.deleteNetworking(ctx, true); err != nil || !result.IsZero() {
-		return result, err
+
+	// The load balancers are gone: what is left goes, found by name and mark, so that a cluster
+	// whose status was lost leaves nothing behind. The API server's floating IP of a cluster
+	// without a load balancer goes before the router it is reached through.
+	if err := c.net.DeleteAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(cluster.Namespace, cluster.Name)); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !groupsRan || groupsWait {
+		wg.Go(func() {
+			if err := outcome.Run("deleting the security groups", func() { groupsWait, groupsErr = c.deleteGroups(ctx) }); err != nil {
+				groupsErr = err
+			}
+		})
+	}
+	if !netRan || netWait {
+		wg.Go(func() {
+			if err := outcome.Run("deleting the router and network", func() { netWait, networkErr = c.deleteRouterAndNetwork(ctx, d.routerGone) }); err != nil {
+				networkErr = err
+			}
+		})
+	}
+	wg.Wait()
+	if err := kerrors.NewAggregate([]error{groupsErr, networkErr}); err != nil {
+		return ctrl.Result{}, err
+	}
+	if c.waitingFor(groupsWait, netWait) {
+		return ctrl.Result{RequeueAfter: requeue.Wait}, nil
 	}
 	controllerutil.RemoveFinalizer(osc, infrav1.ClusterFinalizer)
 	return ctrl.Result{}, nil
 }
 
-// deleteNetworking deletes the security groups and, with withNetwork, the router and network the
-// controller created. A zero result means all of it is gone. What the controller created is
-// found by name, not by status, so that a cluster whose status was lost still leaves nothing
-// behind.
-func (c *clusterReconcile) deleteNetworking(ctx context.Context, withNetwork bool) (ctrl.Result, error) {
+// deleteGroups deletes the managed security groups, found by name (a lost status leaves none
+// behind). It reports wait when a port still uses one.
+func (c *clusterReconcile) deleteGroups(ctx context.Context) (wait bool, err error) {
 	osc, cluster, d := c.osc, c.cluster, c.found.deletion
-	waiting := func(err error, condition string) (ctrl.Result, error) {
-		if errors.Is(err, networking.ErrWaitingForPorts) {
-			d.waitingForPorts = condition
-			return ctrl.Result{RequeueAfter: requeue.Wait}, nil
-		}
-		return ctrl.Result{}, err
-	}
-	if osc.Spec.ManagedSecurityGroups != nil && (osc.Status.ControlPlaneSecurityGroup != nil || osc.Status.WorkerSecurityGroup != nil || withNetwork) {
+	if osc.Spec.ManagedSecurityGroups != nil {
 		if err := c.net.DeleteManagedSecurityGroups(ctx, cluster.Namespace, cluster.Name); err != nil {
-			return waiting(err, infrav1.SecurityGroupsReadyCondition)
+			return waitingForPorts(err)
 		}
 	}
 	d.groupsGone = true
-	if !withNetwork {
-		return ctrl.Result{}, nil
-	}
+	return false, nil
+}
+
+// deleteRouterAndNetwork deletes the router (unless routerGone) and then the network the
+// controller created. It reports wait when a port is still on the network. What the controller
+// created is found by name, not by status, so that a cluster whose status was lost still leaves
+// nothing behind.
+func (c *clusterReconcile) deleteRouterAndNetwork(ctx context.Context, routerGone bool) (wait bool, err error) {
+	osc, cluster, d := c.osc, c.cluster, c.found.deletion
 	if len(osc.Spec.ManagedSubnets) > 0 {
 		name := networking.ResourceName(cluster.Namespace, cluster.Name)
-		if err := c.net.DeleteManagedRouter(ctx, name, &osc.Spec); err != nil {
-			return ctrl.Result{}, err
+		if !routerGone {
+			if err := c.net.DeleteManagedRouter(ctx, name, &osc.Spec); err != nil {
+				return false, err
+			}
 		}
 		d.routerGone = true
 		if err := c.net.DeleteManagedNetwork(ctx, name); err != nil {
-			return waiting(err, infrav1.NetworkReadyCondition)
+			return waitingForPorts(err)
 		}
 	}
 	d.networkGone = true
-	return ctrl.Result{}, nil
+	return false, nil
+}
+
+// deleteRouterEarly deletes the router while Octavia deletes load balancers whose VIPs are on
+// the cluster network, and reports whether it is gone. Neutron refuses (409) while a floating IP
+// still goes through it (the user's own address, kept, is on the VIP until Octavia deletes the
+// port): the router then goes with the network, once the load balancers are gone.
+func (c *clusterReconcile) deleteRouterEarly(ctx context.Context) bool {
+	osc, cluster := c.osc, c.cluster
+	if len(osc.Spec.ManagedSubnets) == 0 {
+		return false
+	}
+	err := c.net.DeleteManagedRouter(ctx, networking.ResourceName(cluster.Namespace, cluster.Name), &osc.Spec)
+	return err == nil
+}
+
+// waitingFor records which condition waits for ports to leave (the security groups, the
+// network), and says whether one does.
+func (c *clusterReconcile) waitingFor(groups, network bool) bool {
+	d := c.found.deletion
+	if groups {
+		d.waitingForPorts = infrav1.SecurityGroupsReadyCondition
+	}
+	if network {
+		d.waitingForPorts = infrav1.NetworkReadyCondition
+	}
+	return groups || network
+}
+
+// waitingForPorts turns Neutron's "still in use" into a wait, and passes any other error on.
+func waitingForPorts(err error) (bool, error) {
+	if errors.Is(err, networking.ErrWaitingForPorts) {
+		return true, nil
+	}
+	return false, err
 }

@@ -126,6 +126,14 @@ func (f *clusterFindings) externalNetwork(osc *infrav1.OpenStackCluster) *infrav
 	return osc.Status.ExternalNetwork
 }
 
+// machineSubnets are the zones' machine subnets as this reconcile resolved them, else as recorded.
+func (f *clusterFindings) machineSubnets(osc *infrav1.OpenStackCluster) []infrav1.ZoneMachineSubnetStatus {
+	if f.network != nil && f.network.Err == nil && f.network.network != nil {
+		return f.network.machineSubnets
+	}
+	return osc.Status.AvailabilityZoneMachineSubnets
+}
+
 // routerOf is the router as this reconcile knows it.
 func (f *clusterFindings) routerOf(osc *infrav1.OpenStackCluster) *infrav1.Router {
 	if f.router != nil && f.router.Err == nil {
@@ -134,10 +142,10 @@ func (f *clusterFindings) routerOf(osc *infrav1.OpenStackCluster) *infrav1.Route
 	return osc.Status.Router
 }
 
-// reconcileNetwork finds the external network and makes the cluster network. Before the
-// cluster's first resource is created (or when its status was lost), it first resolves what
-// later phases would only resolve after creating the network (checkReferences).
-func (c *clusterReconcile) reconcileNetwork(ctx context.Context) *networkFound {
+// prepareNetwork finds the external network, and before the cluster's first resource is created
+// (or when its status was lost) resolves what later phases would only resolve after creating
+// the network (checkReferences). It only reads; reconcileNetwork goes on from what it found.
+func (c *clusterReconcile) prepareNetwork(ctx context.Context) *networkFound {
 	osc := c.osc
 	found := &networkFound{external: osc.Status.ExternalNetwork}
 	// The external network is immutable in the spec: once found, it is not looked up again.
@@ -157,13 +165,19 @@ func (c *clusterReconcile) reconcileNetwork(ctx context.Context) *networkFound {
 				found.Outcome = lbOutcome(refuted)
 				found.Stop = true
 			}
-			return found
 		}
 	}
+	return found
+}
+
+// reconcileNetwork makes the cluster network and resolves the zones' machine subnets, into found
+// (what prepareNetwork found).
+func (c *clusterReconcile) reconcileNetwork(ctx context.Context, found *networkFound) {
+	osc := c.osc
 	network, err := c.net.ReconcileNetwork(ctx, networking.ResourceName(c.cluster.Namespace, c.cluster.Name), &osc.Spec, osc.Status.Network)
 	if err != nil {
 		found.Outcome = outcome.Failed(err)
-		return found
+		return
 	}
 	found.network = network
 	if len(osc.Spec.AvailabilityZoneMachineSubnets) > 0 {
@@ -171,7 +185,6 @@ func (c *clusterReconcile) reconcileNetwork(ctx context.Context) *networkFound {
 			found.Outcome = outcome.Failed(err)
 		}
 	}
-	return found
 }
 
 // checkReferences resolves what later phases would only resolve after creating the network:
@@ -244,13 +257,12 @@ func (c *clusterReconcile) reconcileFailureDomains(ctx context.Context) *domains
 
 // reconcileLoadBalancers converges the API server load balancers: one call into the load
 // balancer service, which asks the zone rules (package zones). Their input is the object's
-// status as recorded, with the network, external network, router and machine subnets as this
-// reconcile found them.
-func (c *clusterReconcile) reconcileLoadBalancers(ctx context.Context, network *infrav1.NetworkStatusWithSubnets, external *infrav1.NetworkStatus, router *infrav1.Router) *zones.Result {
+// status as recorded, with the network, external network, router and machine subnets given
+// (as this reconcile found them, or as recorded when the phase runs beside the network's).
+func (c *clusterReconcile) reconcileLoadBalancers(ctx context.Context, network *infrav1.NetworkStatusWithSubnets, external *infrav1.NetworkStatus,
+	router *infrav1.Router, machineSubnets []infrav1.ZoneMachineSubnetStatus) *zones.Result {
 	in := loadbalancer.InputOf(c.osc, c.cluster.Name, network, external, router)
-	if f := c.found.network; f != nil && f.Err == nil && f.network != nil {
-		in.MachineSubnets = f.machineSubnets // as this reconcile resolved them
-	}
+	in.MachineSubnets = machineSubnets
 	result := c.loadBalancers().ReconcileCluster(ctx, c.net, in)
 	return &result
 }

@@ -480,6 +480,47 @@ func (x *ideal) delete(ctx context.Context, c *idealCluster, lbsOnSubnet bool) e
 	return g.Wait()
 }
 
+// alone is Octavia alone, the floor under both the controller and the ideal client: with the
+// ideal client's strategy and nothing else running, it builds a load balancer in each of zones
+// at once (the i-th with its VIP on subnetIDs[i], on a network that exists already) until it
+// and every child are ACTIVE, then deletes them (a cascade delete each, polled until gone), and
+// returns how long each took. An Octavia that leaves the children of a fully populated load
+// balancer pending gets them settled, as the controller must before it may add a member.
+func (x *ideal) alone(ctx context.Context, name string, subnetIDs, zones []string) (active, deleted time.Duration, err error) {
+	start := time.Now()
+	ids := make([]string, len(zones))
+	var g group
+	for i, az := range zones {
+		g.Go(func() error {
+			lbName := name + "-" + az
+			opts := loadbalancers.CreateOpts{Name: lbName, VipSubnetID: subnetIDs[i], AvailabilityZone: az}
+			if x.strategy == populated {
+				for _, port := range x.ports {
+					opts.Listeners = append(opts.Listeners, x.listener(lbName, port, true))
+				}
+			}
+			var lb *loadbalancers.LoadBalancer
+			err := x.whileUnavailable(ctx, func() (err error) {
+				lb, err = x.cl.LoadBalancer.CreateLoadBalancer(ctx, opts)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			ids[i] = lb.ID
+			if x.strategy == populated {
+				return x.settle(ctx, lb.ID)
+			}
+			return x.children(ctx, lb.ID, lbName)
+		})
+	}
+	err = g.Wait()
+	active = time.Since(start)
+	start = time.Now()
+	err = errors.Join(err, x.delete(ctx, &idealCluster{lbs: ids, fips: make([]string, len(ids))}, false))
+	return active, time.Since(start), err
+}
+
 // ignoreNotFound is err, unless it says the resource is gone already (a delete retried).
 func ignoreNotFound(err error) error {
 	if clients.IsNotFound(err) {

@@ -32,12 +32,17 @@ import (
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 )
 
-// BenchmarkRealCloudRatio compares the controller with the ideal client (ideal_test.go) on the
-// same cloud in the same run: for one zone (the single load balancer, as upstream users have
-// it), two zones, their deletion and the in-place migration to two zones, it runs the ideal
-// client with both strategies and the controller, interleaved, CAPO_BENCH_RUNS times (default
-// 3), and prints a table of medians and spreads with the ratio of the controller to the limit
-// (the faster strategy's median). Same variables as BenchmarkRealCloud; it needs two zones.
+// BenchmarkRealCloudRatio compares the controller with two references on the same cloud in the
+// same run: Octavia alone building the same load balancers until every child is ACTIVE
+// (ideal.alone: nothing else running, on networks that exist), the floor of what a user can
+// wait for; and the ideal client (ideal_test.go), which does all of the cluster's work as soon as
+// it may. Each reference runs with both strategies, populated and stepwise, and the faster one
+// by median is the one compared with. For one zone (the single load balancer, as upstream users
+// have it), two zones, their deletion and the in-place migration to two zones (the ideal client
+// only), it runs the references and the controller, interleaved, CAPO_BENCH_RUNS times (default
+// 3), and prints a table of medians and spreads with the ratio of the controller to each
+// reference. CAPO_BENCH_STRATEGIES picks the ideal client's strategies ("none" for Octavia alone
+// only). Same variables as BenchmarkRealCloud; it needs two zones.
 func BenchmarkRealCloudRatio(b *testing.B) {
 	cloudsYAML, cloudName, zones := realCloud(b)
 	if len(zones) < 2 {
@@ -65,6 +70,20 @@ func BenchmarkRealCloudRatio(b *testing.B) {
 	for b.Loop() {
 		for round := range runs {
 			for _, strategy := range []idealStrategy{populated, stepwise} {
+				x, err := newIdeal(ctx, cl, strategy)
+				must(b, err)
+				column := octaviaColumn + string(strategy)
+				name := fmt.Sprintf("bench-alone-%s-%d", strategy, round)
+				active, deleted, err := x.alone(ctx, name+"-one", vipSubnets[:1], zones[:1])
+				must(b, err)
+				t.add("1 zone", column, active)
+				t.add("delete, 1 zone", column, deleted)
+				active, deleted, err = x.alone(ctx, name+"-two", vipSubnets, zones)
+				must(b, err)
+				t.add("2 zones", column, active)
+				t.add("delete, 2 zones", column, deleted)
+			}
+			for _, strategy := range strategies() {
 				x, err := newIdeal(ctx, cl, strategy)
 				must(b, err)
 				name := fmt.Sprintf("bench-ideal-%s-%d", strategy, round)
@@ -106,9 +125,19 @@ func BenchmarkRealCloudRatio(b *testing.B) {
 	}
 	fmt.Print(t.String(runs))
 	for _, row := range t.rows {
-		b.ReportMetric(t.ratio(row), "ratio-"+strings.NewReplacer(" ", "-", ",", "").Replace(row))
+		name := strings.NewReplacer(" ", "-", ",", "").Replace(row)
+		if r := t.ratio(row); r > 0 {
+			b.ReportMetric(r, "ratio-"+name)
+		}
+		if r := t.octaviaRatio(row); r > 0 {
+			b.ReportMetric(r, "octavia-ratio-"+name)
+		}
 	}
 }
+
+// octaviaColumn prefixes the columns of Octavia alone building (or deleting) the same load
+// balancers, one per strategy (ideal.alone).
+const octaviaColumn = "octavia:"
 
 // mustIdeal fails the benchmark when the ideal client failed, deleting what it made first.
 func mustIdeal(b *testing.B, ctx context.Context, x *ideal, c *idealCluster, onSubnet bool, err error) {
@@ -147,27 +176,46 @@ func median(ds []time.Duration) time.Duration {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// limit is the column of the faster strategy of row, by median.
-func (t *ratioTable) limit(row string) string {
+// limit is the column of the ideal client's faster strategy of row, by median.
+func (t *ratioTable) limit(row string) string { return t.fastest(row, "limit:") }
+
+// octavia is the column of Octavia alone's faster strategy of row, by median.
+func (t *ratioTable) octavia(row string) string { return t.fastest(row, octaviaColumn) }
+
+// fastest is the column whose name starts with prefix with the lowest median in row.
+func (t *ratioTable) fastest(row, prefix string) string {
 	best := ""
 	for column, ds := range t.values[row] {
-		if strings.HasPrefix(column, "limit:") && (best == "" || median(ds) < median(t.values[row][best])) {
+		if strings.HasPrefix(column, prefix) && (best == "" || median(ds) < median(t.values[row][best])) {
 			best = column
 		}
 	}
 	return best
 }
 
+// ratio is the controller's median over the limit's (0 when either is missing).
 func (t *ratioTable) ratio(row string) float64 {
-	lim := median(t.values[row][t.limit(row)])
-	if lim == 0 {
-		return 0
-	}
-	return median(t.values[row]["ours"]).Seconds() / lim.Seconds()
+	return t.over(row, t.limit(row))
 }
 
-// String is the table a reviewer compares between commits: for each case, the controller's and
-// each strategy's median and range in seconds, the limit (the faster strategy) and the ratio.
+// octaviaRatio is the controller's median over Octavia alone's faster strategy (0 when either
+// is missing).
+func (t *ratioTable) octaviaRatio(row string) float64 {
+	return t.over(row, t.octavia(row))
+}
+
+func (t *ratioTable) over(row, column string) float64 {
+	ref, ours := median(t.values[row][column]), median(t.values[row]["ours"])
+	if column == "" || ref == 0 || ours == 0 {
+		return 0
+	}
+	return ours.Seconds() / ref.Seconds()
+}
+
+// String is the table a reviewer compares between commits: for each case, the median and range
+// in seconds of the controller, of Octavia alone and of the ideal client with each strategy, and
+// the ratios of the controller to the faster strategy of each reference ("-" where a reference
+// did not run).
 func (t *ratioTable) String(runs int) string {
 	cell := func(ds []time.Duration) string {
 		if len(ds) == 0 {
@@ -176,11 +224,17 @@ func (t *ratioTable) String(runs int) string {
 		return fmt.Sprintf("%.1f (%.1f-%.1f)", median(ds).Seconds(), slices.Min(ds).Seconds(), slices.Max(ds).Seconds())
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n| case (%d runs, seconds: median (min-max)) | ours | limit: populated | limit: stepwise | limit | ours / limit |\n|---|---|---|---|---|---|\n", runs)
+	ratio := func(r float64) string {
+		if r == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", r)
+	}
+	fmt.Fprintf(&sb, "\n| case (%d runs, seconds: median (min-max)) | ours | Octavia alone: populated | Octavia alone: stepwise | ideal: populated | ideal: stepwise | ours / Octavia alone | ours / ideal |\n|---|---|---|---|---|---|---|---|\n", runs)
 	for _, row := range t.rows {
 		v := t.values[row]
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %.2f |\n", row, cell(v["ours"]), cell(v["limit:populated"]), cell(v["limit:stepwise"]),
-			strings.TrimPrefix(t.limit(row), "limit:"), t.ratio(row))
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", row, cell(v["ours"]), cell(v[octaviaColumn+"populated"]), cell(v[octaviaColumn+"stepwise"]),
+			cell(v["limit:populated"]), cell(v["limit:stepwise"]), ratio(t.octaviaRatio(row)), ratio(t.ratio(row)))
 	}
 	return sb.String()
 }

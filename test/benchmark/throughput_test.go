@@ -241,7 +241,7 @@ func oursAtOnce(ctx context.Context, b *testing.B, scheme *runtime.Scheme, secre
 }
 
 // strategies are the ideal client's strategies the throughput benchmark runs:
-// CAPO_BENCH_STRATEGIES (comma-separated), by default both.
+// CAPO_BENCH_STRATEGIES (comma-separated), by default both; "none" runs no ideal client.
 func strategies() []idealStrategy {
 	v := os.Getenv("CAPO_BENCH_STRATEGIES")
 	if v == "" {
@@ -249,7 +249,9 @@ func strategies() []idealStrategy {
 	}
 	var out []idealStrategy
 	for _, s := range strings.Split(v, ",") {
-		out = append(out, idealStrategy(strings.TrimSpace(s)))
+		if s = strings.TrimSpace(s); s != "none" {
+			out = append(out, idealStrategy(s))
+		}
 	}
 	return out
 }

@@ -237,6 +237,11 @@ func loadBalancerStateMachine(t *testing.T, tg target) {
 	if fip.FixedIP != got.VipAddress {
 		t.Errorf("floating IP points at %s, want the VIP %s", fip.FixedIP, got.VipAddress)
 	}
+	// Neutron keeps a router interface that a floating IP on the subnet goes through: a cluster's
+	// router goes while Octavia deletes only once the floating IPs on its VIPs are released.
+	if _, err := tg.clients.Network.RemoveRouterInterface(ctx, router.ID, routers.RemoveInterfaceOpts{SubnetID: subnetID}); !isCode(err, http.StatusConflict) {
+		t.Errorf("removing the router interface a floating IP goes through: want 409, got %v", err)
+	}
 	if err := tg.clients.Network.DeleteFloatingIP(ctx, fip.ID); err != nil {
 		t.Error(err)
 	}

@@ -261,6 +261,9 @@ func TestNeutron(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(fip.FixedIP).To(Equal("10.6.0.2"))
 	g.Expect(fip.Status).To(Equal("ACTIVE"))
+	// The router's interface stays while a floating IP goes through it.
+	_, err = netAPI.RemoveRouterInterface(ctx, r.ID, routers.RemoveInterfaceOpts{SubnetID: s.ID})
+	g.Expect(gophercloud.ResponseCodeIs(err, http.StatusConflict)).To(BeTrue(), "got %v", err)
 	fip, err = netAPI.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{PortID: new(string)})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(fip.PortID).To(BeEmpty())

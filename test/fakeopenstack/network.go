@@ -582,6 +582,13 @@ func (a *networkAPI) RemoveRouterInterface(_ context.Context, id string, opts ro
 			return nil, err
 		}
 		subnetID := str(body, "subnet_id")
+		// As Neutron: an interface a floating IP goes through (one on a port of the subnet)
+		// stays (RouterInterfaceInUseByFloatingIP).
+		for _, fip := range c.net.fips.all() {
+			if p, ok := c.net.ports.get(fip.PortID); ok && fip.PortID != "" && slices.ContainsFunc(p.FixedIPs, func(ip ports.IP) bool { return ip.SubnetID == subnetID }) {
+				return nil, httpError(http.StatusConflict, "Router interface for subnet %s on router %s cannot be deleted, as it is required by one or more floating IPs.", subnetID, id)
+			}
+		}
 		for _, p := range c.net.ports.all() {
 			if p.DeviceID == id && p.DeviceOwner == "network:router_interface" &&
 				(subnetID == "" || slices.ContainsFunc(p.FixedIPs, func(ip ports.IP) bool { return ip.SubnetID == subnetID })) {

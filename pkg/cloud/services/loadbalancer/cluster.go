@@ -219,21 +219,25 @@ func (s *Service) CheckReferences(ctx context.Context, res Resolver, in *zones.I
 type Deletion struct {
 	// Done means no load balancer of the cluster is left, nor a floating IP allocated for one.
 	Done bool
-	// NetworkFree means no load balancer the status records has its VIP on the cluster network,
-	// so that the network may be deleted while Octavia deletes them. When in doubt, false.
-	NetworkFree bool
+	// RouterFree means the controller's floating IPs of the load balancers that Octavia is
+	// deleting are released, and none of the user's is kept on one: no floating IP of theirs
+	// goes through the cluster's router any more, which may then be deleted while Octavia
+	// deletes them. Neutron has the last word (it refuses to remove a router interface a
+	// floating IP uses).
+	RouterFree bool
 }
 
 // DeleteCluster deletes every API server load balancer of the cluster (the status's, the spec's
 // and any carrying the cluster's tag) and the floating IPs the controller allocated for them,
 // keeping the user's. It never waits: the caller comes back until Done.
 func (s *Service) DeleteCluster(ctx context.Context, in *zones.Input) (Deletion, error) {
-	done, err := s.Delete(ctx, zones.ClusterRemoval(in))
+	r := zones.ClusterRemoval(in)
+	done, err := s.Delete(ctx, r)
 	if err != nil {
 		return Deletion{}, err
 	}
 	if done {
 		ForgetCluster(in.Namespace, in.Cluster)
 	}
-	return Deletion{Done: done, NetworkFree: zones.VIPsOffClusterNetwork(in)}, nil
+	return Deletion{Done: done, RouterFree: len(r.KeepAddresses) == 0}, nil
 }
