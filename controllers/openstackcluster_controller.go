@@ -197,6 +197,7 @@ func (c *clusterReconcile) connect(ctx context.Context) error {
 		return err
 	}
 	c.clients = clients
+	warnIdentity(c.report, clients)
 	c.net = networking.NewService(clients.Network, c.report, c.owner())
 	c.net.Known(knownIDs(&c.osc.Status)...)
 	return nil

@@ -202,6 +202,7 @@ func (m *machineReconcile) connect(ctx context.Context) error {
 		return err
 	}
 	m.clients = clients
+	warnIdentity(m.report, clients)
 	return nil
 }
 

@@ -88,6 +88,15 @@ func faultOnly(err error) error {
 	return nil
 }
 
+// warnIdentity reports, as warning events on the object, what the authentication that built its
+// clients let pass (scope.Clients.Warnings): once per credential, on the object whose reconcile
+// authenticated.
+func warnIdentity(r *report.Recorder, clients *scope.Clients) {
+	for _, w := range clients.Warnings {
+		r.Warn("IdentityWarning", report.Resource{}, "%s", w)
+	}
+}
+
 // authBusy says whether err is only that another reconcile is authenticating the same
 // credential: nothing is wrong, and the reconcile looks again in a second without touching the
 // status (scope.ErrAuthenticationInProgress).

@@ -24,7 +24,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/gomega"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
@@ -102,15 +101,13 @@ func TestMachineVolumes(t *testing.T) {
 	g.Expect(cloud.Calls()["CreateVolume"]).To(Equal(5), "the user's, then two for each machine")
 	g.Expect(cloud.Calls()["CreateServer"]).To(Equal(3), "one failed, then one for each machine")
 
-	// from: Machine on a Machine without a failure domain: the field is named, nothing is made.
+	// from: Machine on a Machine without a failure domain: Cinder's default zone, as upstream
+	// makes it (Azimuth's default node group).
 	homeless := newMachine(g, ns, "vm3", "", false, withVolumes)
-	g.Eventually(func(g Gomega) {
-		c := conditions.Get(getMachine(g, homeless), infrav1.InstanceReadyCondition)
-		g.Expect(c).NotTo(BeNil())
-		g.Expect(c.Reason).To(Equal(infrav1.InstanceConfigurationErrorReason))
-		g.Expect(c.Message).To(HavePrefix("spec.additionalBlockDevices[1].storage.volume.availabilityZone.from: is Machine, but the Machine has no failure domain"))
-	}, eventually, poll).Should(Succeed())
-	g.Expect(volumesNamed(cloud, "vm3-root")).To(BeEmpty())
+	g.Eventually(func(g Gomega) { machineProvisioned(g, cloud, homeless) }, eventually, poll).Should(Succeed())
+	data := volumesNamed(cloud, "vm3-data")
+	g.Expect(data).To(HaveLen(1))
+	g.Expect(data[0].AvailabilityZone).To(Equal("az1"), "Cinder's default zone, its first here")
 
 	// Deletion: Nova deletes the volumes with the servers; the user's volume stays.
 	deleteAllMachines(g, ns, vm1, vm2, homeless)

@@ -211,8 +211,8 @@ type AdditionalBlockDevice struct {
 	Storage BlockDeviceStorage `json:"storage"`
 }
 
-// BlockDeviceStorage is an additional block device's storage.
-// +kubebuilder:validation:XValidation:rule="self.type == 'Volume' || !has(self.volume)",fieldPath=".volume",reason=FieldValueForbidden,message="may be set only when type is Volume"
+// BlockDeviceStorage is an additional block device's storage. A volume given with type Local is
+// ignored, as upstream CAPO ignores it (the admission webhook warns).
 type BlockDeviceStorage struct {
 	// Type is Volume (a Cinder volume) or Local (on the compute host, from the flavor's
 	// ephemeral disk).

@@ -85,6 +85,11 @@ type Clients struct {
 	// CloudKey identifies the cloud and credential these clients talk to, without revealing
 	// either: caches of what a cloud can do (its Octavia capabilities) are keyed by it.
 	CloudKey string
+
+	// Warnings are what the authentication that built these clients let pass but the owner of
+	// the identity should hear about (a cacert that holds no certificate). Only the call that
+	// authenticated returns them, so that each is reported once per credential.
+	Warnings []string
 }
 
 // Factory builds Clients from an identityRef. Controllers take a Factory so that tests can hand
@@ -260,10 +265,12 @@ func (f *SecretFactory) cachedClients(ctx context.Context, cred *credential) (*C
 		return nil, err
 	}
 	cached.CloudKey = cred.cacheKey
+	fresh := *cached
+	cached.Warnings = nil
 	f.mu.Lock()
 	f.cache.Add(cred.cacheKey, cached)
 	f.mu.Unlock()
-	return cached, nil
+	return &fresh, nil
 }
 
 type staticClouds map[string]clientconfig.Cloud
@@ -294,10 +301,7 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Cl
 	if err := f.checkAuthHost(authOpts.IdentityEndpoint, where); err != nil {
 		return nil, err
 	}
-	tlsConfig, err := f.tlsConfig(cred)
-	if err != nil {
-		return nil, err
-	}
+	tlsConfig, warnings := f.tlsConfig(cred)
 	provider, err := openstack.NewClient(authOpts.IdentityEndpoint)
 	if err != nil {
 		// The parser's words quote the URL, and a URL may carry a user and a password.
@@ -324,6 +328,7 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Cl
 		return nil, err
 	}
 	serviceClients.ProjectID = projectID(provider)
+	serviceClients.Warnings = warnings
 	return serviceClients, nil
 }
 
@@ -360,24 +365,32 @@ func projectID(provider *gophercloud.ProviderClient) string {
 	return project.ID
 }
 
-func (f *SecretFactory) tlsConfig(cred *credential) (*tls.Config, error) {
+// tlsConfig is the TLS configuration of cred's cloud: the system's certificate authorities, with
+// the Secret's cacert added. A cacert that holds no PEM certificate (upstream's templates/env.rc
+// writes "Cg==", a newline, when there is no CA file) is ignored, as upstream CAPO ignores it,
+// and said in the warnings returned.
+func (f *SecretFactory) tlsConfig(cred *credential) (*tls.Config, []string) {
 	config := &tls.Config{MinVersion: tls.VersionTLS12}
+	var warnings []string
 	if len(cred.caPEM) > 0 {
 		pool, err := x509.SystemCertPool()
 		if err != nil {
 			pool = x509.NewCertPool()
 		}
-		if !pool.AppendCertsFromPEM(cred.caPEM) {
-			return nil, fmt.Errorf("identity Secret %s: key %q holds no PEM certificate", cred.secretRef, CACertSecretKey)
+		if pool.AppendCertsFromPEM(cred.caPEM) {
+			config.RootCAs = pool
+		} else {
+			w := fmt.Sprintf("identity Secret %s: key %q holds no PEM certificate (%d bytes): ignored, the system's certificate authorities are used", cred.secretRef, CACertSecretKey, len(cred.caPEM))
+			f.Log.Info(w)
+			warnings = append(warnings, w)
 		}
-		config.RootCAs = pool
 	}
 	if cred.cloud.Verify != nil && !*cred.cloud.Verify {
 		f.Log.Info("TLS certificate verification is off for this cloud (verify: false in clouds.yaml); do not use this in production",
 			"secret", cred.secretRef, "cloud", cred.cloudName)
 		config.InsecureSkipVerify = true //nolint:gosec // the user asked for it in clouds.yaml, and we warn.
 	}
-	return config, nil
+	return config, warnings
 }
 
 // endpointOpts picks the region and the endpoint interface (public, internal or admin).

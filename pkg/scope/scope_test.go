@@ -297,10 +297,21 @@ func TestCustomCAAndVerifyFalse(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(strings.Join(logged, "\n")).To(And(ContainSubstring("verification is off"), ContainSubstring("ns/cloud-config"), Not(ContainSubstring(password))))
 
-	// A cacert that holds no certificate is reported by key.
-	f, _ = newFactory(t, logr.Discard(), secret(map[string]string{CloudsSecretKey: cloudsYAML(k.server.URL, ""), CACertSecretKey: "not a certificate"}))
-	_, err = f.NewClients(ctx, "ns", ref)
-	g.Expect(err).To(MatchError(`identity Secret ns/cloud-config: key "cacert" holds no PEM certificate`))
+	// A cacert that holds no certificate (upstream's env.rc writes "Cg==", a newline, without a
+	// CA file) is ignored, as upstream ignores it: the system's authorities are used, and the
+	// call that authenticated says so once, by key.
+	for _, ca := range []string{"\n", "not a certificate"} {
+		f, _ = newFactory(t, logr.Discard(), secret(map[string]string{CloudsSecretKey: cloudsYAML(k.server.URL, ""), CACertSecretKey: ca}))
+		_, err = f.NewClients(ctx, "ns", ref)
+		g.Expect(err).To(MatchError(ContainSubstring("certificate")), "the test Keystone's certificate is no system authority's")
+		f, _ = newFactory(t, logr.Discard(), secret(map[string]string{CloudsSecretKey: cloudsYAML(k.server.URL, "    verify: false"), CACertSecretKey: ca}))
+		first, err := f.NewClients(ctx, "ns", ref)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(first.Warnings).To(ConsistOf(HavePrefix(`identity Secret ns/cloud-config: key "cacert" holds no PEM certificate (`)))
+		again, err := f.NewClients(ctx, "ns", ref)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(again.Warnings).To(BeEmpty(), "said once per credential")
+	}
 }
 
 func TestErrorsNameSecretKeyAndCloudButNoCredential(t *testing.T) {

@@ -116,3 +116,25 @@ func TestForbidChangesNamesTheDeepestField(t *testing.T) {
 	g.Expect(errs[1].Field).To(Equal("apiServerLoadBalancer.network.id"))
 	g.Expect(forbidChanges(nil, &older, older.DeepCopy(), "x")).To(BeEmpty())
 }
+
+func TestVolumeOfALocalDeviceIsAcceptedWithAWarning(t *testing.T) {
+	g := NewWithT(t)
+	spec := machineSpec()
+	spec.AdditionalBlockDevices = []infrav1.AdditionalBlockDevice{
+		{Name: "data", SizeGiB: 2, Storage: infrav1.BlockDeviceStorage{Type: infrav1.VolumeBlockDevice, Volume: &infrav1.BlockDeviceVolume{Type: "ssd"}}},
+		{Name: "etcd", SizeGiB: 1, Storage: infrav1.BlockDeviceStorage{Type: infrav1.LocalBlockDevice, Volume: &infrav1.BlockDeviceVolume{Type: "ssd"}}},
+	}
+	warnings, err := (&OpenStackMachine{}).ValidateCreate(context.Background(), &infrav1.OpenStackMachine{ObjectMeta: metav1.ObjectMeta{Name: "m"}, Spec: spec})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(warnings).To(Equal(admission.Warnings{"spec.additionalBlockDevices[1].storage.volume: ignored: the device's storage type is Local"}))
+
+	template := &infrav1.OpenStackMachineTemplate{ObjectMeta: metav1.ObjectMeta{Name: "t"}}
+	template.Spec.Template.Spec = spec
+	warnings, err = (&OpenStackMachineTemplate{}).ValidateCreate(context.Background(), template)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(warnings).To(Equal(admission.Warnings{"spec.template.spec.additionalBlockDevices[1].storage.volume: ignored: the device's storage type is Local"}))
+
+	spec.AdditionalBlockDevices = spec.AdditionalBlockDevices[:1]
+	warnings, _ = (&OpenStackMachine{}).ValidateCreate(context.Background(), &infrav1.OpenStackMachine{ObjectMeta: metav1.ObjectMeta{Name: "m"}, Spec: spec})
+	g.Expect(warnings).To(BeEmpty())
+}

@@ -18,6 +18,7 @@ package webhooks
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -33,9 +34,23 @@ type OpenStackMachine struct{}
 
 var _ admission.Validator[*infrav1.OpenStackMachine] = &OpenStackMachine{}
 
-// ValidateCreate accepts everything the schema accepted.
-func (*OpenStackMachine) ValidateCreate(context.Context, *infrav1.OpenStackMachine) (admission.Warnings, error) {
-	return nil, nil
+// ValidateCreate accepts everything the schema accepted, and warns of what the controller
+// ignores (ignoredMachineFields).
+func (*OpenStackMachine) ValidateCreate(_ context.Context, obj *infrav1.OpenStackMachine) (admission.Warnings, error) {
+	return ignoredMachineFields(field.NewPath("spec"), &obj.Spec), nil
+}
+
+// ignoredMachineFields are the warnings for what upstream CAPO accepts and ignores, and so does
+// the controller: a volume under an additional block device of type Local (Azimuth's chart
+// writes one under every device).
+func ignoredMachineFields(path *field.Path, spec *infrav1.OpenStackMachineSpec) admission.Warnings {
+	var warnings admission.Warnings
+	for i, d := range spec.AdditionalBlockDevices {
+		if d.Storage.Type == infrav1.LocalBlockDevice && d.Storage.Volume != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: ignored: the device's storage type is %s", path.Child("additionalBlockDevices").Index(i).Child("storage", "volume"), d.Storage.Type))
+		}
+	}
+	return warnings
 }
 
 // ValidateDelete accepts every deletion.

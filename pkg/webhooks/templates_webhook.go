@@ -60,9 +60,10 @@ type OpenStackMachineTemplate struct{}
 
 var _ admission.Validator[*infrav1.OpenStackMachineTemplate] = &OpenStackMachineTemplate{}
 
-// ValidateCreate accepts everything the schema accepted.
-func (*OpenStackMachineTemplate) ValidateCreate(context.Context, *infrav1.OpenStackMachineTemplate) (admission.Warnings, error) {
-	return nil, nil
+// ValidateCreate accepts everything the schema accepted, and warns of what the controller
+// ignores (ignoredMachineFields).
+func (*OpenStackMachineTemplate) ValidateCreate(_ context.Context, obj *infrav1.OpenStackMachineTemplate) (admission.Warnings, error) {
+	return ignoredMachineFields(field.NewPath("spec", "template", "spec"), &obj.Spec.Template.Spec), nil
 }
 
 // ValidateDelete accepts every deletion.

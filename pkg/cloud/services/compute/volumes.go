@@ -86,19 +86,17 @@ func BlockDeviceVolumeName(machine, device string) string { return machine + "-"
 
 // ResolveVolumes turns the spec's rootVolume and additionalBlockDevices into the volumes and
 // devices of server machine, whose failure domain is failureDomain. A volume's zone is the one
-// the spec names, or the failure domain (from: Machine). When the spec says nothing it is the
-// failure domain if Cinder has a zone of that name (Cinder's zones need not be Nova's), and
-// Cinder's default otherwise, as upstream leaves it.
+// the spec names, or the failure domain (from: Machine; Cinder's default zone when the Machine
+// has none, as upstream). When the spec says nothing it is the failure domain if Cinder has a
+// zone of that name (Cinder's zones need not be Nova's), and Cinder's default otherwise, as
+// upstream leaves it. A Local device's volume settings are ignored.
 func (s *Service) ResolveVolumes(ctx context.Context, machine, imageID, failureDomain string, root *infrav1.RootVolume, devices []infrav1.AdditionalBlockDevice) (*VolumeSpec, []BlockDeviceSpec, error) {
 	var cinderZones []string
-	zoneOf := func(v *infrav1.BlockDeviceVolume, path *field.Path) (string, error) {
+	zoneOf := func(v *infrav1.BlockDeviceVolume) (string, error) {
 		az := v.AvailabilityZone
 		switch {
 		case az != nil && az.From == infrav1.VolumeAZFromMachine:
-			if failureDomain == "" {
-				return "", report.Refuted(infrav1.InstanceConfigurationErrorReason, path.Child("availabilityZone", "from"),
-					"is Machine, but the Machine has no failure domain to take the volume's availability zone from: name the zone instead")
-			}
+			// A Machine without a failure domain gets Cinder's default zone, as upstream gives it.
 			return failureDomain, nil
 		case az != nil:
 			return string(ptr.Deref(az.Name, "")), nil
@@ -124,7 +122,7 @@ func (s *Service) ResolveVolumes(ctx context.Context, machine, imageID, failureD
 	}
 	var rootSpec *VolumeSpec
 	if root != nil {
-		az, err := zoneOf(&root.BlockDeviceVolume, rootVolumePath)
+		az, err := zoneOf(&root.BlockDeviceVolume)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -136,7 +134,7 @@ func (s *Service) ResolveVolumes(ctx context.Context, machine, imageID, failureD
 		if d.Storage.Type == infrav1.VolumeBlockDevice {
 			v := ptr.Deref(d.Storage.Volume, infrav1.BlockDeviceVolume{})
 			path := blockDevicesPath.Index(i)
-			az, err := zoneOf(&v, path.Child("storage", "volume"))
+			az, err := zoneOf(&v)
 			if err != nil {
 				return nil, nil, err
 			}

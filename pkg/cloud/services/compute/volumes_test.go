@@ -203,9 +203,14 @@ func TestResolveVolumesZones(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(root.AvailabilityZone).To(BeEmpty())
 
-	// from: Machine on a Machine without a failure domain is refuted, naming the field.
-	_, _, err = svc.ResolveVolumes(ctx, "m1", "image-1", "", nil, devices)
-	g.Expect(err).To(MatchError(HavePrefix("spec.additionalBlockDevices[2].storage.volume.availabilityZone.from: is Machine")))
+	// from: Machine on a Machine without a failure domain is Cinder's default zone, as upstream
+	// makes it (Azimuth's default node group); a Local device's volume settings are ignored.
+	devices[0].Storage.Volume = &infrav1.BlockDeviceVolume{Type: "ssd", AvailabilityZone: fromMachine}
+	root, got, err = svc.ResolveVolumes(ctx, "m1", "image-1", "", &infrav1.RootVolume{SizeGiB: 10, BlockDeviceVolume: infrav1.BlockDeviceVolume{AvailabilityZone: fromMachine}}, devices)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(root.AvailabilityZone).To(BeEmpty())
+	g.Expect(got[0]).To(Equal(BlockDeviceSpec{Tag: "etcd", SizeGiB: 1}))
+	g.Expect(got[2].Volume.AvailabilityZone).To(BeEmpty())
 }
 
 // Deletion takes the machine's volumes no server holds, and leaves every other volume of the
