@@ -146,6 +146,7 @@ func TestDeletionKeepsTheRouterWhileTheUsersFloatingIPGoesThroughIt(t *testing.T
 	found, err := cloud.Network().ListRouters(ctx, routers.ListOpts{Name: networking.ResourceName(ns, "c")})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(found).To(HaveLen(1), "the router was not touched while the user's floating IP goes through it")
+	g.Expect(cloud.Calls()["RemoveRouterInterface"]).To(BeZero(), "not even tried: the user's floating IP is on the VIP")
 	cloud.RemoveFault(busy)
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(osc), &infrav1.OpenStackCluster{}))

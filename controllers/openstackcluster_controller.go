@@ -242,6 +242,9 @@ func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	}
 	external := f.externalNetwork(osc)
 	var wg sync.WaitGroup
+	// However the reconcile ends (a panic in the network lane included), the load balancer lane
+	// is back before the status is written from what it found.
+	defer wg.Wait()
 	goLoadBalancers := func(network *infrav1.NetworkStatusWithSubnets, router *infrav1.Router, machineSubnets []infrav1.ZoneMachineSubnetStatus) {
 		wg.Go(func() {
 			if err := outcome.Run("the load balancer phase", func() { f.lbs = c.reconcileLoadBalancers(ctx, network, external, router, machineSubnets) }); err != nil {

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
@@ -85,10 +86,10 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	}
 	// While Octavia deletes, lanes at once, so that a deletion takes about as long as Octavia's
 	// cascade deletes:
-	//   - the load balancers (a cascade delete each, then their floating IPs); once their floating
-	//     IPs are released, the router, when the VIPs are on the cluster network: Octavia needs
-	//     no router to delete a load balancer, but Neutron keeps a router interface that a
-	//     floating IP on the subnet goes through;
+	//   - the load balancers (a cascade delete each, then their floating IPs); once no floating
+	//     IP is left on their VIPs, the router, when the VIPs may be on the cluster network:
+	//     Octavia needs no router to delete a load balancer, but Neutron keeps a router
+	//     interface that a floating IP on the subnet goes through;
 	//   - the security groups (Octavia's ports do not use them);
 	//   - when every VIP is off the cluster network, the router and then the network.
 	// These lanes act on what the status still records, so that the polls while Octavia deletes
@@ -209,16 +210,19 @@ func (c *clusterReconcile) deleteRouterAndNetwork(ctx context.Context, routerGon
 	return false, nil
 }
 
-// deleteRouterEarly deletes the router while Octavia deletes load balancers whose VIPs are on
-// the cluster network, and reports whether it is gone. Neutron refuses (409) while a floating IP
-// still goes through it (the user's own address, kept, is on the VIP until Octavia deletes the
-// port): the router then goes with the network, once the load balancers are gone.
+// deleteRouterEarly deletes the router while Octavia deletes load balancers whose VIPs may be on
+// the cluster network, once no floating IP is left on them, and reports whether it is gone.
+// Neutron still refuses (409) while a floating IP goes through it: the router then goes with
+// the network, once the load balancers are gone, where any failure is the deletion's.
 func (c *clusterReconcile) deleteRouterEarly(ctx context.Context) bool {
 	osc, cluster := c.osc, c.cluster
 	if len(osc.Spec.ManagedSubnets) == 0 {
 		return false
 	}
 	err := c.net.DeleteManagedRouter(ctx, networking.ResourceName(cluster.Namespace, cluster.Name), &osc.Spec)
+	if err != nil && !clients.IsConflict(err) {
+		ctrl.LoggerFrom(ctx).Info("The router is deleted once the load balancers are gone", "error", report.Redact(err.Error()))
+	}
 	return err == nil
 }
 

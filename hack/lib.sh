@@ -40,14 +40,15 @@ ENVTEST_ASSETS_DIR="${CAPO_CACHE_DIR}/envtest/${KUBERNETES_VERSION}-linux-amd64"
 # 10.96.0.0/16), the local OpenStack (10.254.0.1 and its load balancer management network), and
 # what the OpenStack serves: floating IPs (public, 172.24.4.0/24) and the networks the demo and the
 # tests make in it (10.6.0.0/16 the demo's cluster, 10.40.0.0/14 the end-to-end suite's, 10.50.0.0/16
-# the demo's load balancer network, 10.250.0.0/24 the contract suite's, 10.31.0.0/24 the real-cloud
-# benchmark's). No packet for them may leave this machine: rig_guard routes each as unreachable
+# the demo's load balancer network, 10.250.0.0/24 the contract suite's, 10.20.0.0/16 the clusterctl
+# test's load balancer network, 10.30.0.0/16 and 10.31.0.0/24 the real-cloud benchmarks'). No
+# packet for them may leave this machine: rig_guard routes each as unreachable
 # (an address of this machine's, the pod bridge's route and the node's Service route are
 # preferred while they exist), so that a client using a file the rig wrote fails here once the rig
 # is stopped, and drops, counting, anything that would still go out through another interface
 # (rig_leaks).
 RIG_RANGES=(10.244.0.0/16 10.96.0.0/16 10.254.0.0/24 172.24.4.0/24 10.6.0.0/16 10.40.0.0/14 10.50.0.0/16
-  10.250.0.0/24 10.31.0.0/24)
+  10.250.0.0/24 10.20.0.0/16 10.30.0.0/16 10.31.0.0/24)
 RIG_GUARD_CHAIN=CAPO-RIG-GUARD
 # The route metric of the unreachable routes: above the kernel's and the node's own routes.
 RIG_ROUTE_METRIC=4242

@@ -320,7 +320,12 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Cl
 	provider.UserAgent.Prepend("capo-multiaz")
 
 	if err := openstack.Authenticate(ctx, provider, *authOpts); err != nil {
-		return nil, fmt.Errorf("%s: authenticating: %w", where, clients.WrapCall(clients.ServiceIdentity, "Authenticate", err))
+		err = fmt.Errorf("%s: authenticating: %w", where, clients.WrapCall(clients.ServiceIdentity, "Authenticate", err))
+		if len(warnings) > 0 {
+			// An ignored cacert is the likely cause of a certificate error: said where it is seen.
+			err = fmt.Errorf("%w (%s)", err, strings.Join(warnings, "; "))
+		}
+		return nil, err
 	}
 
 	serviceClients, err := newServiceClients(provider, endpointOpts(cred.cloud), where)

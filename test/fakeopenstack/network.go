@@ -582,16 +582,19 @@ func (a *networkAPI) RemoveRouterInterface(_ context.Context, id string, opts ro
 			return nil, err
 		}
 		subnetID := str(body, "subnet_id")
-		// As Neutron: an interface a floating IP goes through (one on a port of the subnet)
-		// stays (RouterInterfaceInUseByFloatingIP).
-		for _, fip := range c.net.fips.all() {
-			if p, ok := c.net.ports.get(fip.PortID); ok && fip.PortID != "" && slices.ContainsFunc(p.FixedIPs, func(ip ports.IP) bool { return ip.SubnetID == subnetID }) {
-				return nil, httpError(http.StatusConflict, "Router interface for subnet %s on router %s cannot be deleted, as it is required by one or more floating IPs.", subnetID, id)
-			}
-		}
 		for _, p := range c.net.ports.all() {
 			if p.DeviceID == id && p.DeviceOwner == "network:router_interface" &&
 				(subnetID == "" || slices.ContainsFunc(p.FixedIPs, func(ip ports.IP) bool { return ip.SubnetID == subnetID })) {
+				// As Neutron: an interface a floating IP goes through (one on a port of its
+				// subnets) stays (RouterInterfaceInUseByFloatingIP, 409).
+				for _, fip := range c.net.fips.all() {
+					fp, ok := c.net.ports.get(fip.PortID)
+					if ok && fip.PortID != "" && slices.ContainsFunc(fp.FixedIPs, func(ip ports.IP) bool {
+						return slices.ContainsFunc(p.FixedIPs, func(own ports.IP) bool { return own.SubnetID == ip.SubnetID })
+					}) {
+						return nil, httpError(http.StatusConflict, "Router interface for subnet %s on router %s cannot be deleted, as it is required by one or more floating IPs.", subnetID, id)
+					}
+				}
 				c.deletePort(p.ID)
 				if s, ok := c.net.subnets.get(subnetID); ok {
 					c.net.usedIPs[subnetID][netip.MustParseAddr(s.GatewayIP)] = true

@@ -219,8 +219,8 @@ func (s *Service) CheckReferences(ctx context.Context, res Resolver, in *zones.I
 type Deletion struct {
 	// Done means no load balancer of the cluster is left, nor a floating IP allocated for one.
 	Done bool
-	// RouterFree means the controller's floating IPs of the load balancers that Octavia is
-	// deleting are released, and none of the user's is kept on one: no floating IP of theirs
+	// RouterFree means no floating IP is left on the VIP of a load balancer Octavia is deleting
+	// (the controller's are released, and none of the user's or another's is kept on one): none
 	// goes through the cluster's router any more, which may then be deleted while Octavia
 	// deletes them. Neutron has the last word (it refuses to remove a router interface a
 	// floating IP uses).
@@ -231,13 +231,12 @@ type Deletion struct {
 // and any carrying the cluster's tag) and the floating IPs the controller allocated for them,
 // keeping the user's. It never waits: the caller comes back until Done.
 func (s *Service) DeleteCluster(ctx context.Context, in *zones.Input) (Deletion, error) {
-	r := zones.ClusterRemoval(in)
-	done, err := s.Delete(ctx, r)
+	done, vipsClear, err := s.deleteReporting(ctx, zones.ClusterRemoval(in))
 	if err != nil {
 		return Deletion{}, err
 	}
 	if done {
 		ForgetCluster(in.Namespace, in.Cluster)
 	}
-	return Deletion{Done: done, RouterFree: len(r.KeepAddresses) == 0}, nil
+	return Deletion{Done: done, RouterFree: vipsClear}, nil
 }

@@ -40,15 +40,29 @@ import (
 // they are PENDING_*. A load balancer is found by name and tag, not only by the status, so that a
 // lost status leaves nothing behind.
 func (s *Service) Delete(ctx context.Context, r *zones.Removal) (done bool, err error) {
+	done, _, err = s.deleteReporting(ctx, r)
+	return done, err
+}
+
+// deleteReporting is Delete, and also says whether no load balancer it found of the removal has
+// a floating IP left on its VIP (vipsClear): none was PENDING_CREATE or PENDING_UPDATE (skipped
+// until Octavia lets it, its floating IPs untouched), and none holds a floating IP that is kept
+// (the user's, or another's).
+func (s *Service) deleteReporting(ctx context.Context, r *zones.Removal) (done, vipsClear bool, err error) {
 	all, err := s.lb.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
 	if err != nil {
-		return false, fmt.Errorf("listing load balancers: %w", err)
+		return false, false, fmt.Errorf("listing load balancers: %w", err)
 	}
 	owner := zones.OwnerTag(r.Namespace, r.Cluster)
 	// The load balancers are removed at once: Octavia gets every delete without waiting for
 	// Neutron to release the floating IP of the one before.
 	var wg sync.WaitGroup
 	errs := make([]error, len(all))
+	// clear[i]: no floating IP left on the VIP of all[i], when this pass removes it.
+	clear := make([]bool, len(all))
+	for i := range clear {
+		clear[i] = true
+	}
 	done = true
 	for i := range all {
 		lb := &all[i]
@@ -61,38 +75,43 @@ func (s *Service) Delete(ctx context.Context, r *zones.Removal) (done bool, err 
 		}
 		done = false
 		wg.Go(func() {
-			if err := outcome.Run("deleting load balancer "+lb.Name, func() { errs[i] = s.remove(ctx, lb, r) }); err != nil {
+			if err := outcome.Run("deleting load balancer "+lb.Name, func() { clear[i], errs[i] = s.remove(ctx, lb, r) }); err != nil {
 				errs[i] = err
 			}
 		})
 	}
 	wg.Wait()
 	if err := kerrors.NewAggregate(errs); err != nil {
-		return false, err
+		return false, false, err
 	}
 	if !done {
-		return false, nil
+		return false, !slices.Contains(clear, false), nil
 	}
 	if s.memory.allocating(func(description string) bool { return s.releasable(description, r) }) {
 		// A floating IP allocated in the background for a load balancer now gone would be
 		// released before it exists: wait for it.
-		return false, nil
+		return false, false, nil
 	}
 	// Done only once the floating IPs are released too: a removal dropped from the status with
 	// an address still allocated would leave it behind.
 	if err := s.releaseFloatingIPs(ctx, r); err != nil {
-		return false, err
+		return false, false, err
 	}
-	return true, nil
+	return true, true, nil
 }
 
 // remove deletes one load balancer and releases the controller's floating IP on its VIP. The
-// delete goes first, so that Octavia works on it while Neutron releases the address.
-func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r *zones.Removal) error {
+// delete goes first, so that Octavia works on it while Neutron releases the address. clear says
+// that no floating IP is left on its VIP (for one Octavia is already deleting, that the pass
+// which sent the delete released them).
+func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r *zones.Removal) (clear bool, err error) {
 	if strings.HasPrefix(lb.ProvisioningStatus, "PENDING_") {
-		return nil
+		// Octavia is busy with it: PENDING_DELETE was sent by an earlier pass, which released
+		// the controller's floating IPs (the user's stay on the VIP until Octavia deletes its
+		// port); any other state waits for the next look.
+		return lb.ProvisioningStatus == "PENDING_DELETE" && len(r.KeepAddresses) == 0, nil
 	}
-	err := s.lb.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
+	err = s.lb.DeleteLoadBalancer(ctx, lb.ID, loadbalancers.DeleteOpts{Cascade: true})
 	switch {
 	case err == nil:
 		s.report.Changed("DeletedLoadBalancer", report.Resource{Kind: "LoadBalancer", Name: lb.Name, ID: lb.ID, Zone: r.ZoneOf(lb.Name)}, "Deleted load balancer %s (%s) with its listeners, pools and monitors", lb.Name, lb.ID)
@@ -103,25 +122,27 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 	case clients.IsNotFound(err), clients.IsConflict(err):
 		// Gone already, or Octavia is busy with it: the next look tells.
 	default:
-		return fmt.Errorf("deleting load balancer %s: %w", lb.Name, err)
+		return false, fmt.Errorf("deleting load balancer %s: %w", lb.Name, err)
 	}
 	if lb.VipPortID == "" {
-		return nil
+		return true, nil
 	}
 	fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{PortID: lb.VipPortID})
 	if err != nil {
-		return fmt.Errorf("listing the floating IPs of load balancer %s: %w", lb.Name, err)
+		return false, fmt.Errorf("listing the floating IPs of load balancer %s: %w", lb.Name, err)
 	}
+	clear = true
 	for _, fip := range fips {
 		if slices.Contains(r.KeepAddresses, fip.FloatingIP) || !zones.OwnsFloatingIP(fip.Description, r.Namespace, r.Cluster) {
+			clear = false
 			continue // the user's, or anyone's but the controller's: kept
 		}
 		if err := s.net.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
-			return fmt.Errorf("releasing floating IP %s of load balancer %s: %w", fip.FloatingIP, lb.Name, err)
+			return false, fmt.Errorf("releasing floating IP %s of load balancer %s: %w", fip.FloatingIP, lb.Name, err)
 		}
 		s.report.Changed("ReleasedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID, Zone: r.ZoneOf(lb.Name)}, "Released floating IP %s of load balancer %s", fip.FloatingIP, lb.Name)
 	}
-	return nil
+	return clear, nil
 }
 
 // releaseFloatingIPs releases the floating IPs the controller allocated for the cluster's load

@@ -82,16 +82,18 @@ func TestRemovalOfAvailabilityZones(t *testing.T) {
 
 	// Only the removed zones' load balancers and floating IP go; the user's address stays.
 	octavia.freeze()
-	done, err := s.Delete(ctx, r)
+	done, vipsClear, err := s.deleteReporting(ctx, r)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeFalse(), "done only once Octavia no longer lists them")
+	g.Expect(vipsClear).To(BeFalse(), "the user's address stays on az2's VIP")
 	g.Expect(w.addresses()).To(ConsistOf(status["az1"].IP, "172.24.4.99", leftover.FloatingIP))
 
 	// Octavia is deleting them: nothing is called on them.
 	w.cloud.ResetCalls()
-	done, err = s.Delete(ctx, r)
+	done, vipsClear, err = s.deleteReporting(ctx, r)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeFalse())
+	g.Expect(vipsClear).To(BeFalse(), "still: the user's address leaves with the VIP's port")
 	g.Expect(w.cloud.Calls()).To(Equal(map[string]int{"ListLoadBalancers": 1}))
 
 	// Gone: a floating IP of a removed zone left unassociated is released; az1's and the user's
