@@ -246,17 +246,7 @@ func (x *ideal) securityGroups(ctx context.Context, name string, out *idealClust
 // loadBalancer builds one load balancer with the chosen strategy and gives its VIP a floating
 // IP as soon as the subnet is routed (Neutron does not wait for Octavia).
 func (x *ideal) loadBalancer(ctx context.Context, name, az, vipSubnet string, routed <-chan struct{}, id, fip *string) error {
-	opts := loadbalancers.CreateOpts{Name: name, VipSubnetID: vipSubnet, AvailabilityZone: az}
-	if x.strategy == populated {
-		for _, port := range x.ports {
-			opts.Listeners = append(opts.Listeners, x.listener(name, port, true))
-		}
-	}
-	var lb *loadbalancers.LoadBalancer
-	err := x.whileUnavailable(ctx, func() (err error) {
-		lb, err = x.cl.LoadBalancer.CreateLoadBalancer(ctx, opts)
-		return err
-	})
+	lb, err := x.createLoadBalancer(ctx, name, az, vipSubnet)
 	if err != nil {
 		return err
 	}
@@ -274,13 +264,34 @@ func (x *ideal) loadBalancer(ctx context.Context, name, az, vipSubnet string, ro
 		}
 		return err
 	})
-	g.Go(func() error {
-		if x.strategy == populated {
-			return x.settle(ctx, lb.ID)
-		}
-		return x.children(ctx, lb.ID, name)
-	})
+	g.Go(func() error { return x.completeChildren(ctx, lb.ID, name) })
 	return g.Wait()
+}
+
+// createLoadBalancer creates a load balancer as the strategy does: with its listeners, pools and
+// monitors (populated) or alone (stepwise).
+func (x *ideal) createLoadBalancer(ctx context.Context, name, az, vipSubnet string) (*loadbalancers.LoadBalancer, error) {
+	opts := loadbalancers.CreateOpts{Name: name, VipSubnetID: vipSubnet, AvailabilityZone: az}
+	if x.strategy == populated {
+		for _, port := range x.ports {
+			opts.Listeners = append(opts.Listeners, x.listener(name, port, true))
+		}
+	}
+	var lb *loadbalancers.LoadBalancer
+	err := x.whileUnavailable(ctx, func() (err error) {
+		lb, err = x.cl.LoadBalancer.CreateLoadBalancer(ctx, opts)
+		return err
+	})
+	return lb, err
+}
+
+// completeChildren waits until the load balancer and every child are ACTIVE: settling what a
+// populated create left pending, or creating each child (stepwise).
+func (x *ideal) completeChildren(ctx context.Context, id, name string) error {
+	if x.strategy == populated {
+		return x.settle(ctx, id)
+	}
+	return x.children(ctx, id, name)
 }
 
 func (x *ideal) listener(name string, port int, withPool bool) listeners.CreateOpts {
@@ -493,25 +504,12 @@ func (x *ideal) alone(ctx context.Context, name string, subnetIDs, zones []strin
 	for i, az := range zones {
 		g.Go(func() error {
 			lbName := name + "-" + az
-			opts := loadbalancers.CreateOpts{Name: lbName, VipSubnetID: subnetIDs[i], AvailabilityZone: az}
-			if x.strategy == populated {
-				for _, port := range x.ports {
-					opts.Listeners = append(opts.Listeners, x.listener(lbName, port, true))
-				}
-			}
-			var lb *loadbalancers.LoadBalancer
-			err := x.whileUnavailable(ctx, func() (err error) {
-				lb, err = x.cl.LoadBalancer.CreateLoadBalancer(ctx, opts)
-				return err
-			})
+			lb, err := x.createLoadBalancer(ctx, lbName, az, subnetIDs[i])
 			if err != nil {
 				return err
 			}
 			ids[i] = lb.ID
-			if x.strategy == populated {
-				return x.settle(ctx, lb.ID)
-			}
-			return x.children(ctx, lb.ID, lbName)
+			return x.completeChildren(ctx, lb.ID, lbName)
 		})
 	}
 	err = g.Wait()
