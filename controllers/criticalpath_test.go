@@ -58,8 +58,11 @@ func TestLoadBalancersOnTheirOwnNetworkDoNotWaitForTheClusterNetwork(t *testing.
 		g.Expect(lbsIn(cloud)).To(HaveLen(2))
 	}, eventually, poll).Should(Succeed())
 	g.Expect(clusterNetworks(g, cloud, ns)).To(BeEmpty())
-	got := get(g, osc)
-	g.Expect(conditions.IsFalse(got, infrav1.NetworkReadyCondition)).To(BeTrue(), "%v", conditions.Get(got, infrav1.NetworkReadyCondition))
+	// The status is written once the reconcile ends: the network is reported as failing.
+	g.Eventually(func(g Gomega) {
+		got := get(g, osc)
+		g.Expect(conditions.IsFalse(got, infrav1.NetworkReadyCondition)).To(BeTrue(), "%v", conditions.Get(got, infrav1.NetworkReadyCondition))
+	}, eventually, poll).Should(Succeed())
 
 	cloud.RemoveFault(refused)
 	g.Eventually(func(g Gomega) {
