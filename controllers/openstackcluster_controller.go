@@ -75,6 +75,8 @@ type OpenStackClusterReconciler struct {
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusters/status;openstackclusters/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusteridentities,verbs=get
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 
 // SetupWithManager registers the reconciler. It watches OpenStackClusters and their Clusters (for
 // pause and unpause).
@@ -316,6 +318,15 @@ func (c *clusterReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	}
 	if done.stopped() {
 		return done.result()
+	}
+	if full && (osc.Spec.Bastion != nil || osc.Status.Bastion != nil) {
+		// The bastion does not hold the cluster back: its outcome never stops the reconcile.
+		if err := outcome.Run("the bastion phase", func() { f.bastion = c.reconcileBastion(ctx, network, external, f.groups) }); err != nil {
+			f.bastion = &bastionFound{Outcome: outcome.Failed(err), status: osc.Status.Bastion}
+		}
+		o := f.bastion.Outcome
+		o.Stop = false
+		done = append(done, o)
 	}
 	f.endpoint = c.reconcileEndpoint(ctx, f.lbs, external)
 	if done = append(done, f.endpoint.Outcome); done.stopped() {

@@ -37,8 +37,8 @@ import (
 // (clusterFindings): the only place that writes them.
 
 // ownedClusterConditions are the conditions this controller owns, besides Ready and Paused:
-// clusterConditions, which make Ready, and ZoneMaintenanceReady, which does not.
-var ownedClusterConditions = append(slices.Clone(clusterConditions), infrav1.ZoneMaintenanceReadyCondition)
+// clusterConditions, which make Ready, and ZoneMaintenanceReady and BastionReady, which do not.
+var ownedClusterConditions = append(slices.Clone(clusterConditions), infrav1.ZoneMaintenanceReadyCondition, infrav1.BastionReadyCondition)
 
 // clusterConditions are the conditions Ready sums up.
 var clusterConditions = []string{
@@ -102,11 +102,39 @@ func setClusterStatus(osc *infrav1.OpenStackCluster, w *warnings, cluster string
 		if f.lbs != nil && f.lbs.Observed {
 			setMaintenanceStatus(osc, w, cluster, f.lbs, f.dns, now)
 		}
+		setBastionStatus(osc, w, f.bastion)
 		if f.complete {
 			setProvisioned(osc, f.lbs)
 		}
 	}
 	setSummary(osc, clusterConditions)
+}
+
+// setBastionStatus records the bastion's server and sets BastionReady. b is nil when the
+// reconcile did not look at the bastion: then only a cluster without one is said to need none.
+func setBastionStatus(osc *infrav1.OpenStackCluster, w *warnings, b *bastionFound) {
+	if b == nil {
+		if osc.Spec.Bastion == nil && osc.Status.Bastion == nil {
+			setCondition(osc, infrav1.BastionReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.bastion is not set")
+		}
+		return
+	}
+	osc.Status.Bastion = b.status
+	switch {
+	case b.Err != nil:
+		setFailure(osc, w, infrav1.BastionReadyCondition, b.Err)
+	case b.removed:
+		setCondition(osc, infrav1.BastionReadyCondition, metav1.ConditionTrue, infrav1.NotRequiredReason, "spec.bastion is not enabled")
+	case b.waiting != "":
+		setCondition(osc, infrav1.BastionReadyCondition, metav1.ConditionFalse, infrav1.WaitingForBastionReason, "waiting for "+b.waiting)
+	default:
+		st := b.status
+		message := fmt.Sprintf("bastion %s (%s) at %s", st.Name, st.ID, st.IP)
+		if st.FloatingIP != "" {
+			message = fmt.Sprintf("bastion %s (%s) at %s, floating IP %s", st.Name, st.ID, st.IP, st.FloatingIP)
+		}
+		setCondition(osc, infrav1.BastionReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason, message)
+	}
 }
 
 // setIdentityError reports credentials that do not work on every owned condition, with one event.
@@ -185,7 +213,8 @@ func setSecurityGroupsStatus(osc *infrav1.OpenStackCluster, w *warnings, g *grou
 	case g.Err != nil:
 		setFailure(osc, w, infrav1.SecurityGroupsReadyCondition, g.Err)
 	default:
-		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup = g.controlPlane, g.worker
+		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup = g.ControlPlane, g.Worker
+		osc.Status.BastionSecurityGroup = g.Bastion
 		setSecurityGroupsReady(osc)
 	}
 }
@@ -193,7 +222,7 @@ func setSecurityGroupsStatus(osc *infrav1.OpenStackCluster, w *warnings, g *grou
 // setSecurityGroupsReady names the managed security groups.
 func setSecurityGroupsReady(osc *infrav1.OpenStackCluster) {
 	var groups []string
-	for _, g := range []*infrav1.SecurityGroupStatus{osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup} {
+	for _, g := range []*infrav1.SecurityGroupStatus{osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup, osc.Status.BastionSecurityGroup} {
 		if g != nil {
 			groups = append(groups, g.Name)
 		}

@@ -43,6 +43,8 @@ type deletionFound struct {
 	// left. The same for the security groups, the router and the network.
 	loadBalancersLeft, loadBalancersGone bool
 	groupsGone, routerGone, networkGone  bool
+	// bastionLeft: Nova is still deleting the bastion's server.
+	bastionLeft bool
 	// waitingForPorts is the condition of what waits for ports to leave the network.
 	waitingForPorts string
 }
@@ -116,6 +118,16 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 			lbErr = err
 		}
 	})
+	// The bastion, beside the load balancers: its port keeps the network and its group.
+	var bastion *bastionFound
+	deleteBastion := func() {
+		if err := outcome.Run("deleting the bastion", func() { bastion = c.deleteBastion(ctx) }); err != nil {
+			bastion = &bastionFound{Outcome: outcome.Failed(err)}
+		}
+	}
+	if osc.Spec.Bastion != nil || st.Bastion != nil {
+		wg.Go(deleteBastion)
+	}
 	if st.ControlPlaneSecurityGroup != nil || st.WorkerSecurityGroup != nil {
 		groupsRan = true
 		wg.Go(func() {
@@ -134,7 +146,11 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	}
 	wg.Wait()
 	d.routerGone = d.routerGone || earlyRouter
-	if err := kerrors.NewAggregate([]error{lbErr, groupsErr, networkErr}); err != nil {
+	var bastionErr error
+	if bastion != nil {
+		bastionErr = bastion.Err
+	}
+	if err := kerrors.NewAggregate([]error{lbErr, groupsErr, networkErr, bastionErr}); err != nil {
 		return ctrl.Result{}, err
 	}
 	if !lbs.Done {
@@ -143,6 +159,18 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{RequeueAfter: requeue.Delete}, nil
 	}
 	d.loadBalancersGone = true
+	// A bastion the status no longer records is looked for by name once the load balancers are
+	// gone, so that a lost status leaves none behind.
+	if bastion == nil {
+		deleteBastion()
+	}
+	if bastion.Err != nil {
+		return ctrl.Result{}, bastion.Err
+	}
+	if !bastion.removed {
+		d.bastionLeft = true
+		return ctrl.Result{RequeueAfter: requeue.Build}, nil
+	}
 
 	// The load balancers are gone: what is left goes, found by name and mark, so that a cluster
 	// whose status was lost leaves nothing behind. The API server's floating IP of a cluster
@@ -173,6 +201,16 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	}
 	controllerutil.RemoveFinalizer(osc, infrav1.ClusterFinalizer)
 	return ctrl.Result{}, nil
+}
+
+// deleteBastion removes the bastion, found by the status or by name and mark.
+func (c *clusterReconcile) deleteBastion(ctx context.Context) *bastionFound {
+	svc := c.bastionService()
+	server, err := c.findBastion(ctx, svc, c.osc.Status.Network)
+	if err != nil {
+		return &bastionFound{Outcome: outcome.Failed(err)}
+	}
+	return c.removeBastion(ctx, svc, server, "")
 }
 
 // deleteGroups deletes the managed security groups, found by name (a lost status leaves none

@@ -52,6 +52,7 @@ type clusterFindings struct {
 	lbs      *zones.Result
 	endpoint *endpointFound
 	dns      *dnsFound
+	bastion  *bastionFound
 	// complete is set when every phase ran to the end; checkedSince, when they all read the
 	// cloud (not the load balancers alone), with when the reconcile began.
 	complete     bool
@@ -78,8 +79,8 @@ type routerFound struct {
 
 type groupsFound struct {
 	outcome.Outcome
-	managed              bool
-	controlPlane, worker *infrav1.SecurityGroupStatus
+	managed bool
+	networking.ManagedGroups
 }
 
 type domainsFound struct {
@@ -238,12 +239,17 @@ func (c *clusterReconcile) reconcileSecurityGroups(ctx context.Context, network 
 			cidrs = append(cidrs, z.Subnet.CIDR)
 		}
 	}
-	cp, worker, err := c.net.ReconcileSecurityGroups(ctx, c.cluster.Namespace, c.cluster.Name, &osc.Spec, cidrs,
-		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup)
+	found, err := c.net.ReconcileSecurityGroups(ctx, c.cluster.Namespace, c.cluster.Name, &osc.Spec, cidrs, networking.ManagedGroups{
+		ControlPlane: osc.Status.ControlPlaneSecurityGroup, Worker: osc.Status.WorkerSecurityGroup, Bastion: osc.Status.BastionSecurityGroup})
 	if err != nil {
 		return &groupsFound{managed: true, Outcome: outcome.Failed(err)}
 	}
-	return &groupsFound{managed: true, controlPlane: cp, worker: worker}
+	out := &groupsFound{managed: true, ManagedGroups: found}
+	if found.Bastion != nil && !osc.Spec.BastionEnabled() {
+		// The bastion's group waits for its port to go.
+		out.RequeueAfter = requeue.Wait
+	}
+	return out
 }
 
 // reconcileFailureDomains reads the Nova availability zones machines may be placed in.

@@ -89,6 +89,7 @@ func (m *machineReconcile) instanceSpec(ctx context.Context, svc *compute.Servic
 		KeyName:          s.SSHKeyName,
 		AvailabilityZone: zones.RequestedZone(ptr.Deref(m.osc.Spec.ControlPlaneOmitAvailabilityZone, false), m.controlPlane, m.machine.Spec.FailureDomain),
 		ServerGroupID:    groupID,
+		SchedulerHints:   compute.SchedulerHints(s.SchedulerHintAdditionalProperties),
 		UserData:         userData,
 		ConfigDrive:      s.ConfigDrive,
 		Metadata:         metadata,
@@ -126,9 +127,7 @@ func (m *machineReconcile) portsRequest() *compute.PortsRequest {
 	if g := status.ControlPlaneSecurityGroup; m.controlPlane && g != nil {
 		r.ManagedGroupID = g.ID
 	}
-	if status.Network != nil {
-		r.ClusterNetworkID = status.Network.ID
-	}
+	r.ClusterNetworkID, r.ClusterSubnetID = clusterPortNetwork(m.osc)
 	return r
 }
 
@@ -167,4 +166,17 @@ func upstreamServer(m *machineReconcile) *compute.Legacy {
 // a subnet of its own.
 func machineSubnetMapped(spec *infrav1.OpenStackClusterSpec, az string) bool {
 	return az != "" && slices.ContainsFunc(spec.AvailabilityZoneMachineSubnets, func(z infrav1.ZoneMachineSubnet) bool { return z.AvailabilityZone == az })
+}
+
+// clusterPortNetwork is where a port on the cluster network goes: the network, and the primary
+// subnet when spec.primarySubnet names one (the network phase puts it first in the status).
+func clusterPortNetwork(osc *infrav1.OpenStackCluster) (network, subnet string) {
+	n := osc.Status.Network
+	if n == nil {
+		return "", ""
+	}
+	if osc.Spec.PrimarySubnet != nil && len(n.Subnets) > 0 {
+		subnet = n.Subnets[0].ID
+	}
+	return n.ID, subnet
 }

@@ -142,7 +142,7 @@ func TestClusterNetworkSetters(t *testing.T) {
 			cond: infrav1.SecurityGroupsReadyCondition, status: metav1.ConditionTrue, reason: infrav1.NotRequiredReason, message: "managedSecurityGroups is not set"},
 		{name: "security groups made",
 			set: func(o *infrav1.OpenStackCluster, w *warnings) {
-				setSecurityGroupsStatus(o, w, &groupsFound{managed: true, controlPlane: &infrav1.SecurityGroupStatus{Name: "cp"}, worker: &infrav1.SecurityGroupStatus{Name: "wk"}})
+				setSecurityGroupsStatus(o, w, &groupsFound{managed: true, ManagedGroups: networking.ManagedGroups{ControlPlane: &infrav1.SecurityGroupStatus{Name: "cp"}, Worker: &infrav1.SecurityGroupStatus{Name: "wk"}}})
 			},
 			cond: infrav1.SecurityGroupsReadyCondition, status: metav1.ConditionTrue, reason: infrav1.ReadyReason, message: "security groups cp, wk",
 			check: func(g Gomega, o *infrav1.OpenStackCluster) {

@@ -203,4 +203,12 @@ const (
 	// LastServingZoneReason: a zone is not taken out because no other zone serves the API: it
 	// stays published and its machines keep their connections.
 	LastServingZoneReason = "LastServingZone"
+
+	// BastionReadyCondition says whether the bastion spec.bastion asks for is ACTIVE, with its
+	// floating IP when the cluster has an external network; True (NotRequired) when the cluster
+	// has no bastion. It is not part of Ready: the bastion never holds the cluster back.
+	BastionReadyCondition = "BastionReady"
+	// WaitingForBastionReason: the bastion's server is being built, replaced or deleted, or
+	// waits for the network or its security group.
+	WaitingForBastionReason = "WaitingForBastion"
 )

@@ -125,3 +125,10 @@ func (c *OpenStackCluster) ZonesInMaintenance() []string {
 	}
 	return zones
 }
+
+// BastionEnabled says whether the cluster keeps a bastion: spec.bastion is set with a spec, and
+// enabled is not false.
+func (s *OpenStackClusterSpec) BastionEnabled() bool {
+	b := s.Bastion
+	return b != nil && b.Spec != nil && (b.Enabled == nil || *b.Enabled)
+}

@@ -90,6 +90,13 @@ type OpenStackClusterSpec struct {
 	// +optional
 	Subnets []SubnetParam `json:"subnets,omitempty"`
 
+	// PrimarySubnet is the subnet of the cluster network, among several, where the single load
+	// balancer's VIP and the machines' default ports go (upstream CAPO v0.15's field). Without it
+	// the first subnet is (of spec.subnets, or of the network). It may change: new machines and
+	// a new load balancer follow; an existing VIP stays where it is.
+	// +optional
+	PrimarySubnet *SubnetParam `json:"primarySubnet,omitempty"`
+
 	// APIServerLoadBalancer configures the API server load balancer(s). Omit it to run the
 	// cluster without a load balancer in front of the API servers.
 	// +optional
@@ -168,6 +175,37 @@ type OpenStackClusterSpec struct {
 	// leaving the choice to Nova.
 	// +optional
 	ControlPlaneOmitAvailabilityZone *bool `json:"controlPlaneOmitAvailabilityZone,omitempty"`
+
+	// Bastion is a server on the cluster network, with a floating IP, from which to reach the
+	// nodes over SSH. docs/bastion.md says what the controller makes for it.
+	// +optional
+	Bastion *Bastion `json:"bastion,omitempty"`
+}
+
+// Bastion is the SSH bastion host of a cluster, in upstream CAPO's shape.
+// +kubebuilder:validation:XValidation:rule="(has(self.enabled) && !self.enabled) || has(self.spec)",fieldPath=".spec",reason=FieldValueRequired,message="is required while the bastion is enabled (enabled true or not set)"
+type Bastion struct {
+	// Enabled: true, or not set, keeps a bastion; false deletes it (and the spec may then be
+	// removed).
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Spec is the bastion's server, as an OpenStackMachine's spec gives a machine's: flavor,
+	// image, SSH key, ports, security groups, volumes. spec.providerID, spec.identityRef and
+	// spec.serverGroup are not used. A change to it replaces the bastion.
+	// +optional
+	Spec *OpenStackMachineSpec `json:"spec,omitempty"`
+
+	// AvailabilityZone is the Nova availability zone of the bastion; Nova chooses when not set.
+	// +optional
+	AvailabilityZone *string `json:"availabilityZone,omitempty"`
+
+	// FloatingIP is the bastion's floating IP address: used when it exists and is free,
+	// allocated at that address otherwise, and never released by the controller. Without it the
+	// controller allocates one on the external network and releases it with the bastion.
+	// +kubebuilder:validation:XValidation:rule="isIP(self) && ip(self).family() == 4",message="must be an IPv4 address"
+	// +optional
+	FloatingIP *string `json:"floatingIP,omitempty"`
 }
 
 // APIServerLoadBalancer configures the Octavia load balancer(s) in front of the API servers.
@@ -436,6 +474,14 @@ type OpenStackClusterStatus struct {
 	// +optional
 	WorkerSecurityGroup *SecurityGroupStatus `json:"workerSecurityGroup,omitempty"`
 
+	// BastionSecurityGroup is the managed security group of the bastion.
+	// +optional
+	BastionSecurityGroup *SecurityGroupStatus `json:"bastionSecurityGroup,omitempty"`
+
+	// Bastion is the bastion's server, while the cluster has one.
+	// +optional
+	Bastion *BastionStatus `json:"bastion,omitempty"`
+
 	// AvailabilityZoneMachineSubnets are the subnets of spec.availabilityZoneMachineSubnets, as
 	// resolved in Neutron: the machines of each zone get their port there.
 	// +listType=map
@@ -451,6 +497,34 @@ type OpenStackClusterStatus struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	ZonesReady string `json:"zonesReady,omitempty"`
+}
+
+// BastionStatus is the bastion's server as the controller last found it.
+type BastionStatus struct {
+	// ID is the Nova server ID.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	ID string `json:"id,omitempty"`
+	// Name is the server's name.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+	// SSHKeyName is the key pair the server was created with.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	SSHKeyName string `json:"sshKeyName,omitempty"`
+	// State is the server's Nova status (BUILD, ACTIVE, ERROR, ...).
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	State string `json:"state,omitempty"`
+	// IP is the server's address on the cluster network.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	IP string `json:"ip,omitempty"`
+	// FloatingIP is the address to reach the bastion at.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	FloatingIP string `json:"floatingIP,omitempty"`
 }
 
 // OpenStackClusterInitializationStatus is the initialization part of the v1beta2 contract.
@@ -470,6 +544,7 @@ type OpenStackClusterInitializationStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the cluster infrastructure is ready"
 // +kubebuilder:printcolumn:name="Endpoint",type="string",JSONPath=".spec.controlPlaneEndpoint.host",description="API server endpoint"
 // +kubebuilder:printcolumn:name="Zones",type="string",JSONPath=".status.zonesReady",description="Availability zone load balancers ready, of those the spec maps"
+// +kubebuilder:printcolumn:name="Bastion IP",type="string",JSONPath=".status.bastion.floatingIP",description="Address of the bastion",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 //
 // The control plane endpoint rules live here rather than on the spec so that they do not apply to

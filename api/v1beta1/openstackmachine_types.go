@@ -103,6 +103,14 @@ type OpenStackMachineSpec struct {
 	// +optional
 	ServerGroup *ServerGroupParam `json:"serverGroup,omitempty"`
 
+	// SchedulerHintAdditionalProperties are scheduler hints passed to Nova with the server's
+	// create, each under its name, besides the server group's.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	SchedulerHintAdditionalProperties []SchedulerHintAdditionalProperty `json:"schedulerHintAdditionalProperties,omitempty"`
+
 	// RootVolume boots the server from a Cinder volume made from the image, instead of the
 	// flavor's local disk: what a flavor without a root disk needs. The controller creates the
 	// volume (named <machine>-root), and Nova deletes it with the server.
@@ -477,4 +485,43 @@ type OpenStackMachineList struct {
 
 func init() {
 	objectTypes = append(objectTypes, &OpenStackMachine{}, &OpenStackMachineList{})
+}
+
+// SchedulerHintAdditionalProperty is one Nova scheduler hint.
+type SchedulerHintAdditionalProperty struct {
+	// Name is the hint's key in Nova's os:scheduler_hints.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	Name string `json:"name"`
+
+	// Value is the hint's value.
+	// +required
+	Value SchedulerHintAdditionalValue `json:"value"`
+}
+
+// SchedulerHintAdditionalValue is a scheduler hint's value: a boolean, a number or a string, as
+// type says.
+// +kubebuilder:validation:XValidation:rule="self.type == 'Bool' ? has(self.bool) : !has(self.bool)",message="bool is required when type is Bool, and must not be set otherwise"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Number' ? has(self.number) : !has(self.number)",message="number is required when type is Number, and must not be set otherwise"
+// +kubebuilder:validation:XValidation:rule="self.type == 'String' ? has(self.string) : !has(self.string)",message="string is required when type is String, and must not be set otherwise"
+type SchedulerHintAdditionalValue struct {
+	// Type says which of bool, number and string holds the value.
+	// +required
+	// +kubebuilder:validation:Enum=Bool;Number;String
+	Type string `json:"type"`
+
+	// Bool is the value when type is Bool.
+	// +optional
+	Bool *bool `json:"bool,omitempty"`
+
+	// Number is the value when type is Number.
+	// +optional
+	Number *int `json:"number,omitempty"`
+
+	// String is the value when type is String.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	String *string `json:"string,omitempty"`
 }

@@ -27,9 +27,9 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // OpenStackIdentityReference names the Secret that holds the clouds.yaml used to reach OpenStack.
 type OpenStackIdentityReference struct {
-	// Name is the name of a Secret in the same namespace as the object that refers to it. The
-	// Secret holds clouds.yaml under the key "clouds.yaml" and, optionally, a CA bundle under
-	// "cacert".
+	// Name is the name of a Secret in the same namespace as the object that refers to it, or of
+	// an OpenStackClusterIdentity (type ClusterIdentity). The Secret holds clouds.yaml under the
+	// key "clouds.yaml" and, optionally, a CA bundle under "cacert".
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required
@@ -41,9 +41,10 @@ type OpenStackIdentityReference struct {
 	// +required
 	CloudName string `json:"cloudName"`
 
-	// Type is the kind of object Name refers to. Only Secret is supported (upstream CAPO's
-	// ClusterIdentity is not); it is the default.
-	// +kubebuilder:validation:Enum=Secret
+	// Type is the kind of object Name refers to: Secret (the default), a Secret in the object's
+	// namespace; or ClusterIdentity, an OpenStackClusterIdentity (cluster-scoped) that selects
+	// the object's namespace.
+	// +kubebuilder:validation:Enum=Secret;ClusterIdentity
 	// +optional
 	Type string `json:"type,omitempty"`
 
@@ -429,7 +430,7 @@ type SecurityGroupRuleSpec struct {
 }
 
 // ManagedSecurityGroupName names one of the security groups the controller manages.
-// +kubebuilder:validation:Enum=controlplane;worker
+// +kubebuilder:validation:Enum=controlplane;worker;bastion
 type ManagedSecurityGroupName string
 
 // NetworkStatus is what the controller knows of a Neutron network.

@@ -275,6 +275,7 @@ func clusterSpecToHub(src *OpenStackClusterSpec, dst *infrav1.OpenStackClusterSp
 		DisableExternalNetwork:           negate(src.EnableExternalNetwork),
 		Network:                          src.Network,
 		Subnets:                          src.Subnets,
+		PrimarySubnet:                    src.PrimarySubnet,
 		Tags:                             src.Tags,
 		ControlPlaneEndpoint:             src.ControlPlaneEndpoint,
 		ControlPlaneAvailabilityZones:    src.ControlPlaneAvailabilityZones,
@@ -307,6 +308,13 @@ func clusterSpecToHub(src *OpenStackClusterSpec, dst *infrav1.OpenStackClusterSp
 			AllowAllInClusterTraffic:            g.AllowAllInClusterTraffic,
 		}
 	}
+	if b := src.Bastion; b != nil {
+		dst.Bastion = &infrav1.Bastion{Enabled: b.Enabled, AvailabilityZone: b.AvailabilityZone, FloatingIP: b.FloatingIP}
+		if b.Spec != nil {
+			dst.Bastion.Spec = &infrav1.OpenStackMachineSpec{}
+			machineSpecToHub(b.Spec, dst.Bastion.Spec)
+		}
+	}
 }
 
 func clusterSpecFromHub(src *infrav1.OpenStackClusterSpec, dst *OpenStackClusterSpec) {
@@ -314,6 +322,7 @@ func clusterSpecFromHub(src *infrav1.OpenStackClusterSpec, dst *OpenStackCluster
 		IdentityRef:                      src.IdentityRef,
 		ManagedSubnets:                   src.ManagedSubnets,
 		Subnets:                          src.Subnets,
+		PrimarySubnet:                    src.PrimarySubnet,
 		Router:                           src.Router,
 		Network:                          src.Network,
 		ExternalNetwork:                  src.ExternalNetwork,
@@ -353,6 +362,13 @@ func clusterSpecFromHub(src *infrav1.OpenStackClusterSpec, dst *OpenStackCluster
 			AllowAllInClusterTraffic:            g.AllowAllInClusterTraffic,
 		}
 	}
+	if b := src.Bastion; b != nil {
+		dst.Bastion = &Bastion{Enabled: b.Enabled, AvailabilityZone: b.AvailabilityZone, FloatingIP: b.FloatingIP}
+		if b.Spec != nil {
+			dst.Bastion.Spec = &OpenStackMachineSpec{}
+			machineSpecFromHub(b.Spec, dst.Bastion.Spec)
+		}
+	}
 }
 
 func clusterStatusToHub(src *OpenStackClusterStatus, dst *infrav1.OpenStackClusterStatus) {
@@ -367,6 +383,8 @@ func clusterStatusToHub(src *OpenStackClusterStatus, dst *infrav1.OpenStackClust
 		APIServerLoadBalancers:         src.APIServerLoadBalancers,
 		ControlPlaneSecurityGroup:      src.ControlPlaneSecurityGroup,
 		WorkerSecurityGroup:            src.WorkerSecurityGroup,
+		BastionSecurityGroup:           src.BastionSecurityGroup,
+		Bastion:                        src.Bastion,
 		AvailabilityZoneMachineSubnets: src.AvailabilityZoneMachineSubnets,
 		ZonesReady:                     src.ZonesReady,
 	}
@@ -384,6 +402,8 @@ func clusterStatusFromHub(src *infrav1.OpenStackClusterStatus, dst *OpenStackClu
 		FailureDomains:                 src.FailureDomains,
 		ControlPlaneSecurityGroup:      src.ControlPlaneSecurityGroup,
 		WorkerSecurityGroup:            src.WorkerSecurityGroup,
+		BastionSecurityGroup:           src.BastionSecurityGroup,
+		Bastion:                        src.Bastion,
 		AvailabilityZoneMachineSubnets: src.AvailabilityZoneMachineSubnets,
 		ZonesReady:                     src.ZonesReady,
 	}
@@ -391,19 +411,20 @@ func clusterStatusFromHub(src *infrav1.OpenStackClusterStatus, dst *OpenStackClu
 
 func machineSpecToHub(src *OpenStackMachineSpec, dst *infrav1.OpenStackMachineSpec) {
 	*dst = infrav1.OpenStackMachineSpec{
-		ProviderID:             src.ProviderID,
-		FlavorID:               src.Flavor.ID,
-		Image:                  src.Image,
-		SSHKeyName:             src.SSHKeyName,
-		Trunk:                  src.Trunk,
-		SecurityGroups:         src.SecurityGroups,
-		Tags:                   src.Tags,
-		ServerMetadata:         src.ServerMetadata,
-		ConfigDrive:            src.ConfigDrive,
-		ServerGroup:            src.ServerGroup,
-		RootVolume:             src.RootVolume,
-		AdditionalBlockDevices: src.AdditionalBlockDevices,
-		IdentityRef:            src.IdentityRef,
+		ProviderID:                        src.ProviderID,
+		FlavorID:                          src.Flavor.ID,
+		Image:                             src.Image,
+		SSHKeyName:                        src.SSHKeyName,
+		Trunk:                             src.Trunk,
+		SecurityGroups:                    src.SecurityGroups,
+		Tags:                              src.Tags,
+		ServerMetadata:                    src.ServerMetadata,
+		ConfigDrive:                       src.ConfigDrive,
+		ServerGroup:                       src.ServerGroup,
+		SchedulerHintAdditionalProperties: src.SchedulerHintAdditionalProperties,
+		RootVolume:                        src.RootVolume,
+		AdditionalBlockDevices:            src.AdditionalBlockDevices,
+		IdentityRef:                       src.IdentityRef,
 	}
 	if src.Flavor.Filter != nil {
 		dst.Flavor = src.Flavor.Filter.Name
@@ -418,19 +439,20 @@ func machineSpecToHub(src *OpenStackMachineSpec, dst *infrav1.OpenStackMachineSp
 
 func machineSpecFromHub(src *infrav1.OpenStackMachineSpec, dst *OpenStackMachineSpec) {
 	*dst = OpenStackMachineSpec{
-		ProviderID:             src.ProviderID,
-		Flavor:                 FlavorParam{ID: src.FlavorID},
-		Image:                  src.Image,
-		SSHKeyName:             src.SSHKeyName,
-		Trunk:                  src.Trunk,
-		SecurityGroups:         src.SecurityGroups,
-		Tags:                   src.Tags,
-		ServerMetadata:         src.ServerMetadata,
-		ConfigDrive:            src.ConfigDrive,
-		ServerGroup:            src.ServerGroup,
-		RootVolume:             src.RootVolume,
-		AdditionalBlockDevices: src.AdditionalBlockDevices,
-		IdentityRef:            src.IdentityRef,
+		ProviderID:                        src.ProviderID,
+		Flavor:                            FlavorParam{ID: src.FlavorID},
+		Image:                             src.Image,
+		SSHKeyName:                        src.SSHKeyName,
+		Trunk:                             src.Trunk,
+		SecurityGroups:                    src.SecurityGroups,
+		Tags:                              src.Tags,
+		ServerMetadata:                    src.ServerMetadata,
+		ConfigDrive:                       src.ConfigDrive,
+		ServerGroup:                       src.ServerGroup,
+		SchedulerHintAdditionalProperties: src.SchedulerHintAdditionalProperties,
+		RootVolume:                        src.RootVolume,
+		AdditionalBlockDevices:            src.AdditionalBlockDevices,
+		IdentityRef:                       src.IdentityRef,
 	}
 	if src.Flavor != nil {
 		dst.Flavor.Filter = &FlavorFilter{Name: src.Flavor}

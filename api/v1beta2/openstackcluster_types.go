@@ -50,6 +50,13 @@ type OpenStackClusterSpec struct {
 	// +optional
 	Subnets []infrav1.SubnetParam `json:"subnets,omitempty"`
 
+	// PrimarySubnet is the subnet of the cluster network, among several, where the single load
+	// balancer's VIP and the machines' default ports go. Without it the first subnet is (of
+	// spec.subnets, or of the network). It may change: new machines and a new load balancer
+	// follow; an existing VIP stays where it is.
+	// +optional
+	PrimarySubnet *infrav1.SubnetParam `json:"primarySubnet,omitempty"`
+
 	// ManagedRouter sets attributes of the router the controller creates.
 	// +kubebuilder:validation:XValidation:rule="has(self.externalIPs)",message="must not be empty if set"
 	// +optional
@@ -126,6 +133,37 @@ type OpenStackClusterSpec struct {
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
 	AvailabilityZoneMachineSubnets []infrav1.ZoneMachineSubnet `json:"availabilityZoneMachineSubnets,omitempty"`
+
+	// Bastion is a server on the cluster network, with a floating IP, from which to reach the
+	// nodes over SSH. docs/bastion.md says what the controller makes for it.
+	// +optional
+	Bastion *Bastion `json:"bastion,omitempty"`
+}
+
+// Bastion is the SSH bastion host of a cluster, in upstream CAPO's shape.
+// +kubebuilder:validation:XValidation:rule="(has(self.enabled) && !self.enabled) || has(self.spec)",fieldPath=".spec",reason=FieldValueRequired,message="is required while the bastion is enabled (enabled true or not set)"
+type Bastion struct {
+	// Enabled: true, or not set, keeps a bastion; false deletes it (and the spec may then be
+	// removed).
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Spec is the bastion's server, as an OpenStackMachine's spec gives a machine's: flavor,
+	// image, SSH key, ports, security groups, volumes. spec.providerID, spec.identityRef and
+	// spec.serverGroup are not used. A change to it replaces the bastion.
+	// +optional
+	Spec *OpenStackMachineSpec `json:"spec,omitempty"`
+
+	// AvailabilityZone is the Nova availability zone of the bastion; Nova chooses when not set.
+	// +optional
+	AvailabilityZone *string `json:"availabilityZone,omitempty"`
+
+	// FloatingIP is the bastion's floating IP address: used when it exists and is free,
+	// allocated at that address otherwise, and never released by the controller. Without it the
+	// controller allocates one on the external network and releases it with the bastion.
+	// +kubebuilder:validation:XValidation:rule="isIP(self) && ip(self).family() == 4",message="must be an IPv4 address"
+	// +optional
+	FloatingIP *string `json:"floatingIP,omitempty"`
 }
 
 // APIServer configures the API server endpoint.
@@ -274,6 +312,14 @@ type OpenStackClusterStatus struct {
 	// +optional
 	WorkerSecurityGroup *infrav1.SecurityGroupStatus `json:"workerSecurityGroup,omitempty"`
 
+	// BastionSecurityGroup is the managed security group of the bastion.
+	// +optional
+	BastionSecurityGroup *infrav1.SecurityGroupStatus `json:"bastionSecurityGroup,omitempty"`
+
+	// Bastion is the bastion's server, while the cluster has one.
+	// +optional
+	Bastion *infrav1.BastionStatus `json:"bastion,omitempty"`
+
 	// AvailabilityZoneMachineSubnets are the subnets of spec.availabilityZoneMachineSubnets, as
 	// resolved in Neutron: the machines of each zone get their port there.
 	// +listType=map
@@ -298,6 +344,7 @@ type OpenStackClusterStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the cluster infrastructure is ready"
 // +kubebuilder:printcolumn:name="Endpoint",type="string",JSONPath=".spec.controlPlaneEndpoint.host",description="API server endpoint"
 // +kubebuilder:printcolumn:name="Zones",type="string",JSONPath=".status.zonesReady",description="Availability zone load balancers ready, of those the spec maps"
+// +kubebuilder:printcolumn:name="Bastion IP",type="string",JSONPath=".status.bastion.floatingIP",description="Address of the bastion",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 //
 // The control plane endpoint rules live here rather than on the spec so that they do not apply to

@@ -91,6 +91,14 @@ type OpenStackMachineSpec struct {
 	// +optional
 	ServerGroup *infrav1.ServerGroupParam `json:"serverGroup,omitempty"`
 
+	// SchedulerHintAdditionalProperties are scheduler hints passed to Nova with the server's
+	// create, each under its name, besides the server group's.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	SchedulerHintAdditionalProperties []infrav1.SchedulerHintAdditionalProperty `json:"schedulerHintAdditionalProperties,omitempty"`
+
 	// RootVolume boots the server from a Cinder volume made from the image, instead of the
 	// flavor's local disk: what a flavor without a root disk needs. The controller creates the
 	// volume (named <machine>-root), and Nova deletes it with the server.

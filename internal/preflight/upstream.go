@@ -33,10 +33,8 @@ import (
 
 // prunedWhy says, per field name, what upstream did with a field this provider's CRDs lack.
 var prunedWhy = map[string]string{
-	"bastion":                           "upstream's bastion host: this provider does not manage one, so its server, port, floating IP and security group stay in the cloud unmanaged and are not deleted with the cluster",
-	"floatingIPPoolRef":                 "the machine's floating IP from an OpenStackFloatingIPPool: the address stays on the server, but nothing releases it",
-	"schedulerHintAdditionalProperties": "extra Nova scheduler hints for new servers",
-	"primarySubnet":                     "upstream v0.15's choice of the subnet for the load balancer VIP and members among several: this provider uses the first subnet",
+	"floatingIPPoolRef": "the machine's floating IP from an OpenStackFloatingIPPool: the address stays on the server, but nothing releases it",
+	"primarySubnet":     "upstream v0.15's choice of the subnet for the load balancer VIP and members among several: this provider uses the first subnet",
 }
 
 var index = regexp.MustCompile(`\[[^\]]*\]`)
@@ -55,9 +53,7 @@ func unsupportedWhy(_ string, path string) string {
 // template's spec). Each returns the path and why when the object's spec is affected.
 // version is the object's API version (v1beta1 or v1beta2), for fields whose path differs.
 var honoured = map[string][]func(version string, spec map[string]any) (path, why string){
-	"OpenStackMachine": {clusterIdentity},
 	"OpenStackCluster": {
-		clusterIdentity,
 		func(version string, spec map[string]any) (string, string) {
 			host, _, _ := unstructured.NestedString(spec, "controlPlaneEndpoint", "host")
 			port, found, _ := unstructured.NestedInt64(spec, "controlPlaneEndpoint", "port")
@@ -78,15 +74,6 @@ var honoured = map[string][]func(version string, spec map[string]any) (path, why
 	},
 }
 
-// clusterIdentity finds an identityRef of upstream's other type: this provider reads credentials
-// from a Secret only.
-func clusterIdentity(_ string, spec map[string]any) (string, string) {
-	if t, _, _ := unstructured.NestedString(spec, "identityRef", "type"); t != "" && t != "Secret" {
-		return "identityRef.type", t + ": this provider reads credentials from a Secret in the object's namespace only, so it would find no credentials"
-	}
-	return "", ""
-}
-
 // ourFinalizers are the finalizers this provider removes. Upstream v0.14 uses the same names on
 // OpenStackCluster and OpenStackMachine.
 var ourFinalizers = []string{infrav1.ClusterFinalizer, infrav1.MachineFinalizer}
@@ -99,9 +86,7 @@ var upstreamOnlyKinds = []struct {
 	why      string
 }{
 	{schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "OpenStackServer"}, Note,
-		"upstream's record of one server (a machine's or the bastion's); this provider finds a machine's server from the OpenStackMachine (status.instanceID, then the server's name) and does not use it. It keeps upstream's finalizer: once the switch is done, remove the finalizer and delete the object (docs/switching-from-upstream.md)"},
+		"upstream's record of one server (a machine's or the bastion's); this provider finds a machine's server from the OpenStackMachine (status.instanceID, then the server's name), and the bastion's by its name (<cluster>-bastion) on the cluster network, and does not use it. It keeps upstream's finalizer: once the switch is done, remove the finalizer and delete the object (docs/switching-from-upstream.md)"},
 	{schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "OpenStackFloatingIPPool"}, Lost,
 		"floating IP pools are not supported: machines keep their addresses, but nothing allocates new ones or releases these"},
-	{schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "OpenStackClusterIdentity"}, Note,
-		"upstream v0.15's cluster-wide credentials: this provider reads a Secret in the object's namespace only; the clusters and machines that use this identity are listed under identityRef.type"},
 }

@@ -46,9 +46,13 @@ import (
 	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1alpha1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1alpha1"
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 )
@@ -160,9 +164,16 @@ func (f *SecretFactory) NewClients(ctx context.Context, namespace string, ref *i
 }
 
 func (f *SecretFactory) readCredential(ctx context.Context, namespace string, ref *infrav1.OpenStackIdentityReference) (*credential, error) {
-	secretRef := namespace + "/" + ref.Name
+	secretNamespace, secretName := namespace, ref.Name
+	if ref.Type == ClusterIdentityType {
+		var err error
+		if secretNamespace, secretName, err = f.clusterIdentitySecret(ctx, namespace, ref.Name); err != nil {
+			return nil, err
+		}
+	}
+	secretRef := secretNamespace + "/" + secretName
 	secret := &corev1.Secret{}
-	if err := f.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, secret); err != nil {
+	if err := f.Reader.Get(ctx, client.ObjectKey{Namespace: secretNamespace, Name: secretName}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("identity Secret %s named by identityRef does not exist", secretRef)
 		}
@@ -206,6 +217,38 @@ func (f *SecretFactory) readCredential(ctx context.Context, namespace string, re
 		caPEM:     caPEM,
 		cacheKey:  hex.EncodeToString(sum.Sum(nil)),
 	}, nil
+}
+
+// ClusterIdentityType is the identityRef type that names an OpenStackClusterIdentity.
+const ClusterIdentityType = "ClusterIdentity"
+
+// clusterIdentitySecret is the Secret of the OpenStackClusterIdentity name, for an object in
+// namespace: only when the identity's namespaceSelector selects that namespace (or it has none).
+// The identity and the namespace are read each time, so that an identity that stops selecting a
+// namespace stops serving it at its next reconcile.
+func (f *SecretFactory) clusterIdentitySecret(ctx context.Context, namespace, name string) (secretNamespace, secretName string, err error) {
+	identity := &infrav1alpha1.OpenStackClusterIdentity{}
+	if err := f.Reader.Get(ctx, client.ObjectKey{Name: name}, identity); err != nil {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return "", "", fmt.Errorf("OpenStackClusterIdentity %s named by identityRef does not exist", name)
+		}
+		return "", "", fmt.Errorf("reading OpenStackClusterIdentity %s: %w", name, err)
+	}
+	if sel := identity.Spec.NamespaceSelector; sel != nil {
+		selector, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			return "", "", fmt.Errorf("OpenStackClusterIdentity %s: spec.namespaceSelector is not valid: %w", name, err)
+		}
+		ns := &corev1.Namespace{}
+		if err := f.Reader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+			return "", "", fmt.Errorf("reading namespace %s to check the namespaceSelector of OpenStackClusterIdentity %s: %w", namespace, name, err)
+		}
+		if !selector.Matches(labels.Set(ns.Labels)) {
+			return "", "", fmt.Errorf("OpenStackClusterIdentity %s does not allow namespace %s: its spec.namespaceSelector does not select it; "+
+				"its owner may add the namespace, or use an identity Secret in the namespace", name, namespace)
+		}
+	}
+	return identity.Spec.SecretRef.Namespace, identity.Spec.SecretRef.Name, nil
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)

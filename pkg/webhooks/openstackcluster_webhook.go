@@ -157,6 +157,14 @@ func validateClusterSpecUpdate(oldSpec, newSpec *infrav1.OpenStackClusterSpec, s
 		}
 	}
 
+	// The primary subnet may change, as upstream allows: new machines and a new load balancer
+	// follow it; an existing VIP stays where it is.
+	older.PrimarySubnet = newer.PrimarySubnet
+
+	// The bastion may change at any time, as upstream allows: a changed spec replaces it, and
+	// enabled: false (or removing spec.bastion) deletes it.
+	older.Bastion = newer.Bastion
+
 	// Where control plane machines may go is a scheduling choice, not placement of existing
 	// resources.
 	older.ControlPlaneAvailabilityZones = newer.ControlPlaneAvailabilityZones

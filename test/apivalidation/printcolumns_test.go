@@ -69,9 +69,12 @@ conditions:
 - {type: Ready, status: "True", reason: Ready, message: ok, lastTransitionTime: "2026-11-23T10:00:00Z"}
 apiServerLoadBalancers:
 - {name: lb1, id: id1, ip: 172.24.4.10, internalIP: 10.20.0.5, availabilityZone: az1}
-- {name: lb2, id: id2, ip: 172.24.4.11, internalIP: 10.20.1.5, availabilityZone: az2}`,
+- {name: lb2, id: id2, ip: 172.24.4.11, internalIP: 10.20.1.5, availabilityZone: az2}
+bastion: {id: id3, name: prod-bastion, state: ACTIVE, ip: 10.20.0.9, floatingIP: 172.24.4.12}`,
 		columns: []string{"Name", "Cluster", "Ready", "Endpoint", "Zones", "Age"},
-		cells:   map[string]any{"Name": "c1", "Cluster": "prod", "Ready": "True", "Endpoint": "api.prod.example.com", "Zones": "2/2"},
+		wide:    []string{"Bastion IP"},
+		cells: map[string]any{"Name": "c1", "Cluster": "prod", "Ready": "True", "Endpoint": "api.prod.example.com", "Zones": "2/2",
+			"Bastion IP": "172.24.4.12"},
 	}, {
 		kind: "OpenStackMachine", resource: "openstackmachines",
 		object: `

@@ -35,7 +35,7 @@ import (
 )
 
 // upstreamV015Cluster is an OpenStackCluster as upstream's v0.15 stores it: v1beta2, with
-// primarySubnet, a field of upstream's v1beta2 this provider does not have.
+// primarySubnet, a field of upstream's v1beta2 this provider serves too.
 const upstreamV015Cluster = `
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
 kind: OpenStackCluster
@@ -61,7 +61,7 @@ spec:
 // switches to this provider in place: the OpenStackCluster CRD first stores v1beta2 (the schema
 // of upstream's v1beta2 as far as this provider knows it, with upstream's primarySubnet added:
 // upstream's own v1beta2 CRD cannot be fetched here, the module proxy serves no v0.15), an object
-// is written through it, the pre-flight reads it in v1beta2; then this provider's CRD replaces
+// is written through it, the pre-flight reads it in v1beta2 and finds nothing lost; then this provider's CRD replaces
 // it, with the object still stored as v1beta2, and the controllers' version (v1beta1) reads it
 // through the conversion webhook with every supported field in place.
 func TestObjectsStoredAsV1beta2AreTakenOver(t *testing.T) {
@@ -120,9 +120,8 @@ func TestObjectsStoredAsV1beta2AreTakenOver(t *testing.T) {
 	}
 	obj.SetNamespace(ns.Name)
 	key := client.ObjectKeyFromObject(obj)
-	// The API server serves the new CRD after a moment: write until primarySubnet is kept, which
-	// it is only when the object is stored as v1beta2 (our conversion to v1beta1 has no place for
-	// it).
+	// The API server serves the new CRD after a moment: write until the object is written
+	// through it with upstream's primarySubnet.
 	within(t, 30*time.Second, "the object is stored as v1beta2 with upstream's primarySubnet", func() bool {
 		_ = c.Delete(ctx, obj.DeepCopy())
 		fresh := obj.DeepCopy()
@@ -150,8 +149,8 @@ func TestObjectsStoredAsV1beta2AreTakenOver(t *testing.T) {
 			lost = append(lost, f.Path)
 		}
 	}
-	if len(lost) != 1 || lost[0] != "spec.primarySubnet" {
-		t.Fatalf("the pre-flight of the v1beta2-stored object: want only spec.primarySubnet lost, got %v", lost)
+	if len(lost) != 0 {
+		t.Fatalf("the pre-flight of the v1beta2-stored object: want nothing lost (primarySubnet is served now), got %v", lost)
 	}
 
 	// The switch: this provider's CRD replaces upstream's; the object stays stored as v1beta2.
@@ -163,10 +162,9 @@ func TestObjectsStoredAsV1beta2AreTakenOver(t *testing.T) {
 	if got := crd.Status.StoredVersions; len(got) != 2 {
 		t.Fatalf("storedVersions: want v1beta1 and v1beta2, got %v", got)
 	}
-	within(t, 30*time.Second, "this provider's CRD prunes primarySubnet", func() bool {
-		_, kept, _ := unstructured.NestedMap(readAs(t, "v1beta2", key).Object, "spec", "primarySubnet")
-		return !kept
-	})
+	if _, kept, _ := unstructured.NestedMap(readAs(t, "v1beta2", key).Object, "spec", "primarySubnet"); !kept {
+		t.Fatal("this provider's CRD lost upstream's primarySubnet")
+	}
 	osc := &infrav1.OpenStackCluster{}
 	if err := c.Get(ctx, key, osc); err != nil {
 		t.Fatalf("reading the v1beta2-stored object as v1beta1: %v", err)
@@ -182,6 +180,7 @@ func TestObjectsStoredAsV1beta2AreTakenOver(t *testing.T) {
 		s.APIServerFixedIP == nil || *s.APIServerFixedIP != "10.0.0.5",
 		s.DisableAPIServerFloatingIP == nil || !*s.DisableAPIServerFloatingIP,
 		s.APIServerLoadBalancer == nil || len(s.APIServerLoadBalancer.AdditionalPorts) != 1,
+		s.PrimarySubnet == nil,
 		s.ManagedSecurityGroups == nil || len(s.ManagedSecurityGroups.AllNodesSecurityGroupRules) != 1:
 		t.Fatalf("the v1beta2-stored object read as v1beta1 lacks a field: %+v", s)
 	}

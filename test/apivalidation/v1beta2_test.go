@@ -128,6 +128,27 @@ func docInV1beta2(doc *unstructured.Unstructured) (*unstructured.Unstructured, e
 	if err != nil || !found {
 		return out, err
 	}
+	if err := applyMoves(spec, moves); err != nil {
+		return nil, err
+	}
+	// The bastion's spec is a machine's.
+	if bastion, ok, _ := unstructured.NestedMap(spec, "bastion", "spec"); ok && out.GetKind() != "OpenStackMachine" && out.GetKind() != "OpenStackMachineTemplate" {
+		if err := applyMoves(bastion, machineMoves); err != nil {
+			return nil, err
+		}
+		if err := unstructured.SetNestedMap(spec, bastion, "bastion", "spec"); err != nil {
+			return nil, err
+		}
+	}
+	if err := unstructured.SetNestedMap(out.Object, spec, specPath...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// applyMoves moves the fields of a v1beta1 spec (or a bastion's) to their v1beta2 places, and
+// inverts the ports' disablePortSecurity.
+func applyMoves(spec map[string]any, moves []move) error {
 	// flavor becomes an object: take both flavor fields out before putting either back.
 	taken := make([]any, len(moves))
 	for i, m := range moves {
@@ -146,7 +167,7 @@ func docInV1beta2(doc *unstructured.Unstructured) (*unstructured.Unstructured, e
 			continue
 		}
 		if err := unstructured.SetNestedField(spec, taken[i], m.to...); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if ports, ok, _ := unstructured.NestedSlice(spec, "ports"); ok {
@@ -164,13 +185,10 @@ func docInV1beta2(doc *unstructured.Unstructured) (*unstructured.Unstructured, e
 			}
 		}
 		if err := unstructured.SetNestedSlice(spec, ports, "ports"); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := unstructured.SetNestedMap(out.Object, spec, specPath...); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return nil
 }
 
 // TestReadInTheOtherVersion creates each accepted case in one version and reads it in the other:

@@ -32,6 +32,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
@@ -42,6 +43,14 @@ import (
 // never without it.
 const OwnerMetadataKey = "capo-openstackmachine"
 
+// BastionMetadataKey is the Nova metadata key that marks the bastion of an OpenStackCluster; its
+// value is "<namespace>/<name>" of the OpenStackCluster.
+const BastionMetadataKey = "capo-bastion"
+
+// BastionSpecMetadataKey is the Nova metadata key holding a digest of the bastion spec the server
+// was created from, so that a changed spec is seen from the cloud alone.
+const BastionSpecMetadataKey = "capo-bastion-spec"
+
 // InstanceSpec is the server of one machine, with every reference resolved to an ID.
 type InstanceSpec struct {
 	Name             string
@@ -50,16 +59,39 @@ type InstanceSpec struct {
 	KeyName          string
 	AvailabilityZone string
 	ServerGroupID    string
-	UserData         []byte
-	ConfigDrive      *bool
-	Metadata         map[string]string
-	Tags             []string
-	Ports            []PortSpec
+	// SchedulerHints are further Nova scheduler hints, by name (SchedulerHints).
+	SchedulerHints map[string]any
+	UserData       []byte
+	ConfigDrive    *bool
+	Metadata       map[string]string
+	Tags           []string
+	Ports          []PortSpec
 	// RootVolume is the volume the server boots from; nil to boot from the image on the
 	// flavor's disk.
 	RootVolume *VolumeSpec
 	// BlockDevices are the server's additional devices, in the spec's order.
 	BlockDevices []BlockDeviceSpec
+}
+
+// SchedulerHints are spec.schedulerHintAdditionalProperties as Nova takes them: each value as
+// its type says, under its name.
+func SchedulerHints(props []infrav1.SchedulerHintAdditionalProperty) map[string]any {
+	if len(props) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(props))
+	for _, p := range props {
+		v := p.Value
+		switch {
+		case v.Type == "Bool" && v.Bool != nil:
+			out[p.Name] = *v.Bool
+		case v.Type == "Number" && v.Number != nil:
+			out[p.Name] = *v.Number
+		case v.Type == "String" && v.String != nil:
+			out[p.Name] = *v.String
+		}
+	}
+	return out
 }
 
 // Legacy says how to recognise the server upstream CAPO v0.14 created for a machine: it names a
@@ -82,9 +114,18 @@ type Legacy struct {
 func (s *Service) Find(ctx context.Context, knownID, name string, legacy *Legacy) (server *servers.Server, gone bool, err error) {
 	claim := func(sv *servers.Server) ownership.Candidate {
 		r := ownership.Resource{ID: sv.ID, Name: sv.Name, ProjectID: sv.TenantID, Created: sv.Created}
-		if mark, marked := sv.Metadata[OwnerMetadataKey]; marked {
-			r.MarkedFor = s.owner.Kind + " " + mark
-		} else {
+		machine, isMachine := sv.Metadata[OwnerMetadataKey]
+		bastion, isBastion := sv.Metadata[BastionMetadataKey]
+		switch {
+		case s.markKey == BastionMetadataKey && isBastion:
+			r.MarkedFor = s.owner.Kind + " " + bastion
+		case s.markKey == OwnerMetadataKey && isMachine:
+			r.MarkedFor = s.owner.Kind + " " + machine
+		case isMachine:
+			r.MarkedFor = "OpenStackMachine " + machine
+		case isBastion:
+			r.MarkedFor = "the bastion of OpenStackCluster " + bastion
+		default:
 			r.Legacy = sv.Name == name && legacy.recognises(sv)
 		}
 		return s.owner.Claim(r)
@@ -153,7 +194,7 @@ func (s *Service) Create(ctx context.Context, spec *InstanceSpec) (*servers.Serv
 	if metadata == nil {
 		metadata = map[string]string{}
 	}
-	metadata[OwnerMetadataKey] = s.owner.Namespace + "/" + s.owner.Name
+	metadata[s.markKey] = s.owner.Namespace + "/" + s.owner.Name
 	opts := servers.CreateOpts{
 		Name:             spec.Name,
 		ImageRef:         spec.ImageID,
@@ -179,8 +220,8 @@ func (s *Service) Create(ctx context.Context, spec *InstanceSpec) (*servers.Serv
 		builder = keypairs.CreateOptsExt{CreateOptsBuilder: opts, KeyName: spec.KeyName}
 	}
 	var hints servers.SchedulerHintOptsBuilder
-	if spec.ServerGroupID != "" {
-		hints = servers.SchedulerHintOpts{Group: spec.ServerGroupID}
+	if spec.ServerGroupID != "" || len(spec.SchedulerHints) > 0 {
+		hints = servers.SchedulerHintOpts{Group: spec.ServerGroupID, AdditionalProperties: spec.SchedulerHints}
 	}
 	server, err := s.compute.CreateServer(ctx, builder, hints)
 	if err != nil {

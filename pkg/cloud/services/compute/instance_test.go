@@ -438,3 +438,31 @@ func TestAddresses(t *testing.T) {
 	g.Expect(FixedAddress(server, "cluster-net")).To(Equal("10.6.0.7"), "IPv4 first, never the floating address")
 	g.Expect(FixedAddress(server, "missing")).To(BeEmpty())
 }
+
+// Magnum's server groups feature asks for its hints in spec.schedulerHintAdditionalProperties:
+// each reaches Nova in os:scheduler_hints under its name, with its type, beside the group.
+func TestCreatePassesTheSchedulerHints(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	m, svc := newMocked(t)
+	spec := instanceSpec()
+	spec.Ports[0].DisablePortSecurity = ptr.To(true)
+	spec.ServerGroupID = "5b9a3c1e-2f4d-4c6a-9e8b-1d2c3b4a5f60"
+	spec.SchedulerHints = SchedulerHints([]infrav1.SchedulerHintAdditionalProperty{
+		{Name: "different_host", Value: infrav1.SchedulerHintAdditionalValue{Type: "String", String: ptr.To("server-9")}},
+		{Name: "magnum.openstack.org/nodegroup", Value: infrav1.SchedulerHintAdditionalValue{Type: "Bool", Bool: ptr.To(true)}},
+		{Name: "weight", Value: infrav1.SchedulerHintAdditionalValue{Type: "Number", Number: ptr.To(3)}},
+	})
+	m.net.EXPECT().ListPorts(ctx, gomock.Any()).Return([]ports.Port{{ID: "left", Name: "m1-0", Description: DefaultPortDescription(owner)}}, nil)
+	m.net.EXPECT().ReplaceAllTags(ctx, "ports", "left", gomock.Any()).Return([]string{"team-a"}, nil)
+	m.compute.EXPECT().CreateServer(ctx, gomock.Any(), gomock.Any()).DoAndReturn(
+		func(_ context.Context, _ servers.CreateOptsBuilder, hints servers.SchedulerHintOptsBuilder) (*servers.Server, error) {
+			g.Expect(wire(g, hints.ToSchedulerHintsMap)).To(Equal(map[string]any{"os:scheduler_hints": map[string]any{
+				"group": "5b9a3c1e-2f4d-4c6a-9e8b-1d2c3b4a5f60", "different_host": "server-9", "magnum.openstack.org/nodegroup": true, "weight": float64(3),
+			}}))
+			return &servers.Server{ID: "server-1"}, nil
+		})
+	_, err := svc.Create(ctx, spec)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(SchedulerHints(nil)).To(BeNil(), "no hints, no extra field")
+}

@@ -54,6 +54,9 @@ type PortsRequest struct {
 	DisablePortSecurity *bool
 	// ClusterNetworkID is the cluster network; "" when the cluster has none.
 	ClusterNetworkID string
+	// ClusterSubnetID is the subnet of the cluster network a port there gets its address from
+	// when its spec gives no fixed IP (spec.primarySubnet); "" lets Neutron choose.
+	ClusterSubnetID string
 	// Zone is the machine's failure domain; ZoneMapped says whether
 	// spec.availabilityZoneMachineSubnets gives it a subnet of its own, and ZoneSubnet is that
 	// subnet as resolved (nil until it is).
@@ -104,6 +107,9 @@ func ResolvePorts(ctx context.Context, res PortResolver, r *PortsRequest) ([]Por
 			p.NetworkID = n.ID
 		case r.ClusterNetworkID != "":
 			p.NetworkID = r.ClusterNetworkID
+			if len(o.FixedIPs) == 0 && r.ClusterSubnetID != "" {
+				p.FixedIPs = []ports.IP{{SubnetID: r.ClusterSubnetID}}
+			}
 		default:
 			return nil, report.Refuted(infrav1.InstanceConfigurationErrorReason, path.Child("network"), "not set, and the cluster has no network")
 		}

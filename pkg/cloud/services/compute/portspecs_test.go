@@ -67,6 +67,14 @@ func TestResolvePorts(t *testing.T) {
 				g.Expect(got[0].SecurityGroupIDs).To(Equal([]string{"managed", "sg:extra"}))
 				g.Expect(got[0].Tags).To(Equal([]string{"t"}))
 			}},
+		{name: "the primary subnet: the default port gets its address there, a port with fixed IPs keeps them",
+			request: PortsRequest{Machine: machine(infrav1.OpenStackMachineSpec{Ports: []infrav1.PortOpts{{},
+				{FixedIPs: []infrav1.FixedIP{{IPAddress: ptr.To("10.6.0.9")}}}}}), ClusterNetworkID: "cluster-net", ClusterSubnetID: "primary"},
+			check: func(g Gomega, got []PortSpec) {
+				g.Expect(got[0].NetworkID).To(Equal("cluster-net"))
+				g.Expect(got[0].FixedIPs).To(Equal([]ports.IP{{SubnetID: "primary"}}))
+				g.Expect(got[1].FixedIPs).To(Equal([]ports.IP{{IPAddress: "10.6.0.9"}}))
+			}},
 		{name: "the zone's machine subnet",
 			request: PortsRequest{Machine: machine(infrav1.OpenStackMachineSpec{}), ClusterNetworkID: "cluster-net", Zone: "az1", ZoneMapped: true, ZoneSubnet: zoneSubnet},
 			check: func(g Gomega, got []PortSpec) {

@@ -32,10 +32,21 @@ type Service struct {
 	// owner is the OpenStackMachine the server and ports are for: they carry its mark (the
 	// server in its Nova metadata, the ports in their description or a tag).
 	owner ownership.Owner
+	// markKey is the Nova metadata key of the server's mark: OwnerMetadataKey, or
+	// BastionMetadataKey for the bastion of the OpenStackCluster owner.
+	markKey string
 }
 
 // NewService returns a compute service for owner's server and ports, which reports what it
 // changes to rep.
 func NewService(compute clients.ComputeClient, image clients.ImageClient, volume clients.VolumeClient, network clients.NetworkClient, rep *report.Recorder, owner ownership.Owner) *Service {
-	return &Service{compute: compute, image: image, volume: volume, network: network, report: rep, owner: owner}
+	return &Service{compute: compute, image: image, volume: volume, network: network, report: rep, owner: owner, markKey: OwnerMetadataKey}
+}
+
+// NewBastionService returns a compute service for the bastion of the OpenStackCluster owner: its
+// server carries the mark BastionMetadataKey, so that no machine's server is taken for it.
+func NewBastionService(compute clients.ComputeClient, image clients.ImageClient, volume clients.VolumeClient, network clients.NetworkClient, rep *report.Recorder, owner ownership.Owner) *Service {
+	s := NewService(compute, image, volume, network, rep, owner)
+	s.markKey = BastionMetadataKey
+	return s
 }

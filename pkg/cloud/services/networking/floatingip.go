@@ -86,15 +86,24 @@ func (s *Service) ReconcileAPIServerFloatingIP(ctx context.Context, marks owners
 // DeleteAPIServerFloatingIP releases the floating IP the controller allocated for the API server
 // (marks.Ours). The user's apiServerFloatingIP is never found this way: it does not carry the mark.
 func (s *Service) DeleteAPIServerFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks) error {
+	return s.ReleaseFloatingIPs(ctx, marks, "the API server")
+}
+
+// ReleaseFloatingIPs releases the floating IPs that carry marks.Ours, allocated (or taken over)
+// for what. An address the user gave is never found this way: it does not carry the mark.
+func (s *Service) ReleaseFloatingIPs(ctx context.Context, marks ownership.FloatingIPMarks, what string) error {
 	found, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{Description: marks.Ours})
 	if err != nil {
 		return fmt.Errorf("listing floating IPs: %w", err)
 	}
 	for _, fip := range found {
+		if fip.Description != marks.Ours {
+			continue
+		}
 		if err := s.client.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
 			return fmt.Errorf("releasing floating IP %s: %w", fip.FloatingIP, err)
 		}
-		s.report.Changed("DeletedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Released floating IP %s of the API server", fip.FloatingIP)
+		s.report.Changed("DeletedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Released floating IP %s of %s", fip.FloatingIP, what)
 	}
 	return nil
 }
@@ -173,4 +182,80 @@ func (s *Service) HoldAPIServerFloatingIP(ctx context.Context, marks ownership.F
 	s.report.Changed("AssociatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID},
 		"Associated the API server floating IP %s with control plane port %s (%s)", fip.FloatingIP, port, fixedIP)
 	return &EndpointFloatingIP{Address: fip.FloatingIP, FixedIP: fixedIP, Associated: true}, nil
+}
+
+// BastionFloatingIPMarks are the marks of the floating IP the controller allocates for the
+// bastion of a cluster, and of the one upstream CAPO v0.14 allocated for it (upstream describes
+// the bastion's address as it describes the API server's; it is taken over only where it is, on
+// the bastion's port).
+func BastionFloatingIPMarks(namespace, cluster string) ownership.FloatingIPMarks {
+	return ownership.FloatingIPMarks{
+		Ours:      ownership.FloatingIPMarkPrefix + "bastion of " + namespace + "/" + cluster,
+		TakenOver: []string{ownership.UpstreamDescription(namespace, cluster)},
+	}
+}
+
+// ReconcileServerFloatingIP puts a floating IP on the port of server serverID that holds
+// fixedIP, and returns its address. A floating IP already on that port stays: one of
+// marks.TakenOver is marked marks.Ours (so that it is released with the server), an unmarked one
+// is the user's and stays as it is, and one another object's mark claims is an error. Otherwise
+// the floating IP is the user's userAddress (allocated at that address when it does not exist,
+// never marked nor released), else the one the controller allocated (marks.Ours), else a new one
+// on the external network. A floating IP already on another port is never moved.
+func (s *Service) ReconcileServerFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks, externalNetworkID string, userAddress *string, serverID, fixedIP string) (string, error) {
+	onServer, err := s.client.ListPorts(ctx, ports.ListOpts{DeviceID: serverID, FixedIPs: []ports.FixedIPOpts{{IPAddress: fixedIP}}})
+	if err != nil {
+		return "", fmt.Errorf("listing the ports of server %s: %w", serverID, err)
+	}
+	if len(onServer) == 0 {
+		return "", fmt.Errorf("server %s has no port with address %s", serverID, fixedIP)
+	}
+	port := onServer[0].ID
+	there, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{PortID: port})
+	if err != nil {
+		return "", fmt.Errorf("listing the floating IPs of port %s: %w", port, err)
+	}
+	if len(there) > 0 {
+		fip, claim, err := ChooseFloatingIP(there[:1], marks, true)
+		if err != nil {
+			return "", err
+		}
+		if claim == ownership.Upstream {
+			description := marks.Ours
+			if _, err := s.client.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{Description: &description}); err != nil {
+				return "", fmt.Errorf("marking floating IP %s as the cluster's: %w", fip.FloatingIP, err)
+			}
+			s.report.Changed("AdoptedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Adopted floating IP %s, which upstream CAPO allocated for server %s", fip.FloatingIP, serverID)
+		}
+		return fip.FloatingIP, nil
+	}
+	opts := floatingips.ListOpts{FloatingNetworkID: externalNetworkID, Description: marks.Ours}
+	create := floatingips.CreateOpts{FloatingNetworkID: externalNetworkID, Description: marks.Ours}
+	if userAddress != nil {
+		opts = floatingips.ListOpts{FloatingIP: *userAddress}
+		create = floatingips.CreateOpts{FloatingNetworkID: externalNetworkID, FloatingIP: *userAddress}
+	}
+	found, err := s.client.ListFloatingIPs(ctx, opts)
+	if err != nil {
+		return "", fmt.Errorf("listing floating IPs: %w", err)
+	}
+	fip, _, err := ChooseFloatingIP(found, marks, userAddress != nil)
+	if err != nil {
+		return "", err
+	}
+	if fip == nil {
+		if fip, err = s.client.CreateFloatingIP(ctx, create); err != nil {
+			return "", fmt.Errorf("allocating a floating IP on network %s for server %s: %w", externalNetworkID, serverID, err)
+		}
+		s.report.Changed("CreatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Allocated floating IP %s for server %s", fip.FloatingIP, serverID)
+	}
+	if fip.PortID != "" && fip.PortID != port {
+		return "", fmt.Errorf("floating IP %s is on port %s, not on the port of server %s: it is not moved", fip.FloatingIP, fip.PortID, serverID)
+	}
+	if _, err := s.client.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{PortID: &port, FixedIP: fixedIP}); err != nil {
+		return "", fmt.Errorf("associating floating IP %s with port %s (%s): %w", fip.FloatingIP, port, fixedIP, err)
+	}
+	s.report.Changed("AssociatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID},
+		"Associated floating IP %s with port %s (%s) of server %s", fip.FloatingIP, port, fixedIP, serverID)
+	return fip.FloatingIP, nil
 }

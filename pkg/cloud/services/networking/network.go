@@ -127,7 +127,39 @@ func describeSubnetFilter(f *infrav1.SubnetFilter) string {
 // spec.network and spec.subnets. known is what the status recorded last time (nil when lost):
 // the user's network is then not looked up again (spec.network is immutable), and a managed
 // network is read by ID, its subnets reused when they are all still there.
+//
+// With spec.primarySubnet, that subnet (of the cluster network) comes first: the single load
+// balancer's VIP and the machines' default ports are on it.
 func (s *Service) ReconcileNetwork(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec, known *infrav1.NetworkStatusWithSubnets) (*infrav1.NetworkStatusWithSubnets, error) {
+	status, err := s.reconcileNetwork(ctx, name, spec, known)
+	if err != nil || spec.PrimarySubnet == nil {
+		return status, err
+	}
+	return s.primaryFirst(ctx, spec.PrimarySubnet, status)
+}
+
+// primaryFirst is status with the subnet param selects first. A subnet given by ID that is first
+// already costs no call; one given by filter is looked up each time, so that a change of the
+// cloud or of the spec is followed.
+func (s *Service) primaryFirst(ctx context.Context, param *infrav1.SubnetParam, status *infrav1.NetworkStatusWithSubnets) (*infrav1.NetworkStatusWithSubnets, error) {
+	if param.ID != nil && len(status.Subnets) > 0 && status.Subnets[0].ID == *param.ID {
+		return status, nil
+	}
+	sn, err := s.ResolveSubnet(ctx, param, status.ID, field.NewPath("spec", "primarySubnet"))
+	if err != nil {
+		return nil, err
+	}
+	out := *status
+	out.Subnets = []infrav1.Subnet{SubnetStatus(sn)}
+	for _, other := range status.Subnets {
+		if other.ID != sn.ID {
+			out.Subnets = append(out.Subnets, other)
+		}
+	}
+	return &out, nil
+}
+
+func (s *Service) reconcileNetwork(ctx context.Context, name string, spec *infrav1.OpenStackClusterSpec, known *infrav1.NetworkStatusWithSubnets) (*infrav1.NetworkStatusWithSubnets, error) {
 	if len(spec.ManagedSubnets) > 0 {
 		return s.reconcileManagedNetwork(ctx, name, spec, known)
 	}

@@ -312,6 +312,32 @@ func TestResolveUserNetwork(t *testing.T) {
 		g.Expect(got.Subnets).To(HaveLen(2))
 	})
 
+	t.Run("the primary subnet comes first, and must be on the network", func(t *testing.T) {
+		g := NewWithT(t)
+		s, m, _ := newService(t)
+		spec := byFilter
+		spec.PrimarySubnet = &infrav1.SubnetParam{Filter: &infrav1.SubnetFilter{Name: "b"}}
+		m.EXPECT().ListNetworks(ctx, networks.ListOpts{Name: "k8s"}).Return([]networks.Network{{ID: "net-1", Name: "k8s"}}, nil)
+		m.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1"}).Return([]subnets.Subnet{{ID: "a", CIDR: "10.0.0.0/24"}, {ID: "b", CIDR: "10.0.1.0/24"}}, nil)
+		m.EXPECT().ListSubnets(ctx, subnets.ListOpts{NetworkID: "net-1", Name: "b"}).Return([]subnets.Subnet{{ID: "b", Name: "b", CIDR: "10.0.1.0/24", NetworkID: "net-1"}}, nil)
+		got, err := s.ReconcileNetwork(ctx, "unused", &spec, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got.Subnets).To(HaveLen(2))
+		g.Expect(got.Subnets[0].ID).To(Equal("b"))
+		g.Expect(got.Subnets[1].ID).To(Equal("a"))
+
+		// Known, and given by the ID that is first already: no call.
+		spec.PrimarySubnet = &infrav1.SubnetParam{ID: ptr.To("b")}
+		again, err := s.ReconcileNetwork(ctx, "unused", &spec, got)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(again).To(Equal(got))
+
+		spec.PrimarySubnet = &infrav1.SubnetParam{ID: ptr.To("sub-9")}
+		m.EXPECT().GetSubnet(ctx, "sub-9").Return(&subnets.Subnet{ID: "sub-9", Name: "other", NetworkID: "net-2"}, nil)
+		_, err = s.ReconcileNetwork(ctx, "unused", &spec, got)
+		g.Expect(err).To(MatchError("spec.primarySubnet.id: subnet other (sub-9) is on network net-2, not on network net-1"))
+	})
+
 	t.Run("network filter matching two", func(t *testing.T) {
 		g := NewWithT(t)
 		s, m, _ := newService(t)

@@ -48,7 +48,7 @@ func TestSteadyStateCalls(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = s.ReconcileRouter(ctx, name, spec, network, external)
 	g.Expect(err).NotTo(HaveOccurred())
-	cp, worker, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil, nil)
+	groups, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, ManagedGroups{})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	cloud.ResetCalls()
@@ -57,10 +57,9 @@ func TestSteadyStateCalls(t *testing.T) {
 	g.Expect(again).To(Equal(network))
 	_, err = s.ReconcileRouter(ctx, name, spec, again, external)
 	g.Expect(err).NotTo(HaveOccurred())
-	cp2, worker2, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, cp, worker)
+	groups2, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, groups)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cp2).To(Equal(cp))
-	g.Expect(worker2).To(Equal(worker))
+	g.Expect(groups2).To(Equal(groups))
 	g.Expect(cloud.Calls()).To(Equal(map[string]int{"GetNetwork": 1, "ListRouters": 1, "ListPorts": 1, "GetSecGroup": 2}))
 
 	// A known network that was deleted behind our back is found missing and recreated.

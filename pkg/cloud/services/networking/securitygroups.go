@@ -18,6 +18,7 @@ package networking
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -67,43 +68,105 @@ func defaultEgress() []desiredRule {
 	}
 }
 
-// ReconcileSecurityGroups creates (or adopts by name) the control plane and worker security
-// groups when spec.managedSecurityGroups is set, and makes their rules exactly what the spec
-// asks for: this provider's rule set, or upstream CAPO's in groups upstream created (subnetCIDRs
-// are the cluster's subnets, from which upstream opens the NodePorts). It returns nil statuses when security groups are not managed. knownCP and knownWorker
-// are what the status recorded (nil when lost): a known group is read by ID, which returns its
-// rules in the same call.
-func (s *Service) ReconcileSecurityGroups(ctx context.Context, namespace, cluster string, spec *infrav1.OpenStackClusterSpec, subnetCIDRs []string, knownCP, knownWorker *infrav1.SecurityGroupStatus) (controlPlane, worker *infrav1.SecurityGroupStatus, err error) {
-	if spec.ManagedSecurityGroups == nil {
-		return nil, nil, nil
-	}
-	cpName, workerName := SecurityGroupNames(namespace, cluster)
-	cp, err := s.findOrCreateGroup(ctx, cpName, spec.Tags, knownCP)
-	if err != nil {
-		return nil, nil, err
-	}
-	w, err := s.findOrCreateGroup(ctx, workerName, spec.Tags, knownWorker)
-	if err != nil {
-		return nil, nil, err
-	}
-	cpRules, workerRules, err := desiredRules(spec, cp.ID, w.ID)
-	if cp.Description == UpstreamGroupDescription {
-		// A cluster taken over from upstream CAPO: its groups keep upstream's rules.
-		cpRules, workerRules, err = upstreamRules(spec, cp.ID, w.ID, subnetCIDRs)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := s.reconcileRules(ctx, cp, cpRules); err != nil {
-		return nil, nil, err
-	}
-	if err := s.reconcileRules(ctx, w, workerRules); err != nil {
-		return nil, nil, err
-	}
-	return &infrav1.SecurityGroupStatus{Name: cp.Name, ID: cp.ID}, &infrav1.SecurityGroupStatus{Name: w.Name, ID: w.ID}, nil
+// BastionSecurityGroupName is the name of the bastion's managed security group, as upstream CAPO
+// names it.
+func BastionSecurityGroupName(namespace, cluster string) string {
+	return fmt.Sprintf("k8s-cluster-%s-%s-secgroup-bastion", namespace, cluster)
 }
 
-func desiredRules(spec *infrav1.OpenStackClusterSpec, cpID, workerID string) (cpRules, workerRules []desiredRule, err error) {
+// ManagedGroups are the managed security groups of a cluster: as the status recorded them (nil
+// when lost or not made), or as ReconcileSecurityGroups found them.
+type ManagedGroups struct {
+	ControlPlane, Worker, Bastion *infrav1.SecurityGroupStatus
+}
+
+// ReconcileSecurityGroups creates (or adopts by name) the control plane and worker security
+// groups when spec.managedSecurityGroups is set, and the bastion's while spec.bastion is enabled,
+// and makes their rules exactly what the spec asks for: this provider's rule set, or upstream
+// CAPO's in groups upstream created (subnetCIDRs are the cluster's subnets, from which upstream
+// opens the NodePorts). known is what the status recorded: a known group is read by ID, which
+// returns its rules in the same call. It returns no groups when security groups are not managed.
+//
+// Once the bastion is disabled, its group is deleted when the status records one, after the
+// rules of the other groups no longer name it; while the bastion's port still uses it, it is
+// kept (and returned) for a later reconcile to delete.
+func (s *Service) ReconcileSecurityGroups(ctx context.Context, namespace, cluster string, spec *infrav1.OpenStackClusterSpec, subnetCIDRs []string, known ManagedGroups) (ManagedGroups, error) {
+	if spec.ManagedSecurityGroups == nil {
+		return ManagedGroups{}, nil
+	}
+	cpName, workerName := SecurityGroupNames(namespace, cluster)
+	cp, err := s.findOrCreateGroup(ctx, cpName, spec.Tags, known.ControlPlane)
+	if err != nil {
+		return ManagedGroups{}, err
+	}
+	w, err := s.findOrCreateGroup(ctx, workerName, spec.Tags, known.Worker)
+	if err != nil {
+		return ManagedGroups{}, err
+	}
+	ids := groupIDs{controlPlane: cp.ID, worker: w.ID}
+	var bastion *groupWithRules
+	if spec.BastionEnabled() {
+		if bastion, err = s.findOrCreateGroup(ctx, BastionSecurityGroupName(namespace, cluster), spec.Tags, known.Bastion); err != nil {
+			return ManagedGroups{}, err
+		}
+		ids.bastion = bastion.ID
+	}
+	cpRules, workerRules, err := desiredRules(spec, ids)
+	if cp.Description == UpstreamGroupDescription {
+		// A cluster taken over from upstream CAPO: its groups keep upstream's rules.
+		cpRules, workerRules, err = upstreamRules(spec, ids, subnetCIDRs)
+	}
+	if err != nil {
+		return ManagedGroups{}, err
+	}
+	if err := s.reconcileRules(ctx, cp, cpRules); err != nil {
+		return ManagedGroups{}, err
+	}
+	if err := s.reconcileRules(ctx, w, workerRules); err != nil {
+		return ManagedGroups{}, err
+	}
+	out := ManagedGroups{ControlPlane: &infrav1.SecurityGroupStatus{Name: cp.Name, ID: cp.ID}, Worker: &infrav1.SecurityGroupStatus{Name: w.Name, ID: w.ID}}
+	switch {
+	case bastion != nil:
+		// Upstream's bastion group and this provider's have the same rules.
+		if err := s.reconcileRules(ctx, bastion, bastionRules()); err != nil {
+			return ManagedGroups{}, err
+		}
+		out.Bastion = &infrav1.SecurityGroupStatus{Name: bastion.Name, ID: bastion.ID}
+	case known.Bastion != nil:
+		err := s.deleteGroupsNamed(ctx, BastionSecurityGroupName(namespace, cluster))
+		if errors.Is(err, ErrWaitingForPorts) {
+			out.Bastion = known.Bastion
+			err = nil
+		}
+		if err != nil {
+			return ManagedGroups{}, err
+		}
+	}
+	return out, nil
+}
+
+// groupIDs are the IDs of the managed groups rules may name; bastion is "" while the bastion is
+// disabled.
+type groupIDs struct{ controlPlane, worker, bastion string }
+
+// bastionRules are the rules of the bastion's group: SSH from anywhere, and Neutron's egress.
+func bastionRules() []desiredRule {
+	return append(defaultEgress(), tcp("SSH", 22, 22, anywhere, ""))
+}
+
+// sshFromBastion is the rule of the control plane and worker groups that lets the bastion reach
+// the nodes over SSH, while there is a bastion.
+func sshFromBastion(ids groupIDs) []desiredRule {
+	if ids.bastion == "" {
+		return nil
+	}
+	r := tcp("SSH from the bastion", 22, 22, "", ids.bastion)
+	return []desiredRule{r}
+}
+
+func desiredRules(spec *infrav1.OpenStackClusterSpec, ids groupIDs) (cpRules, workerRules []desiredRule, err error) {
+	cpID, workerID := ids.controlPlane, ids.worker
 	apiPort := spec.EffectiveAPIServerPort()
 	cpRules = append(defaultEgress(),
 		tcp("Kubernetes API", apiPort, apiPort, anywhere, ""),
@@ -124,6 +187,8 @@ func desiredRules(spec *infrav1.OpenStackClusterSpec, cpID, workerID string) (cp
 		tcp("kubelet API from workers", 10250, 10250, "", workerID),
 	)
 
+	cpRules = append(cpRules, sshFromBastion(ids)...)
+	workerRules = append(workerRules, sshFromBastion(ids)...)
 	msg := spec.ManagedSecurityGroups
 	if msg.AllowAllInClusterTraffic {
 		for _, group := range []struct{ name, id string }{{"control plane", cpID}, {"workers", workerID}} {
@@ -132,7 +197,7 @@ func desiredRules(spec *infrav1.OpenStackClusterSpec, cpID, workerID string) (cp
 			workerRules = append(workerRules, all)
 		}
 	}
-	cpUser, workerUser, err := userRules(msg, cpID, workerID)
+	cpUser, workerUser, err := userRules(msg, ids)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -141,8 +206,11 @@ func desiredRules(spec *infrav1.OpenStackClusterSpec, cpID, workerID string) (cp
 
 // userRules are the rules of the spec's rule lists, per group: allNodesSecurityGroupRules in
 // both, then each group's own list.
-func userRules(msg *infrav1.ManagedSecurityGroups, cpID, workerID string) (cpRules, workerRules []desiredRule, err error) {
-	groupIDs := map[infrav1.ManagedSecurityGroupName]string{"controlplane": cpID, "worker": workerID}
+func userRules(msg *infrav1.ManagedSecurityGroups, ids groupIDs) (cpRules, workerRules []desiredRule, err error) {
+	groupIDs := map[infrav1.ManagedSecurityGroupName]string{"controlplane": ids.controlPlane, "worker": ids.worker}
+	if ids.bastion != "" {
+		groupIDs["bastion"] = ids.bastion
+	}
 	user := func(list []infrav1.SecurityGroupRuleSpec, name string) ([]desiredRule, error) {
 		var out []desiredRule
 		for i, r := range list {
@@ -184,6 +252,9 @@ func convertRule(r infrav1.SecurityGroupRuleSpec, groupIDs map[infrav1.ManagedSe
 	var out []desiredRule
 	for _, g := range r.RemoteManagedGroups {
 		id, ok := groupIDs[g]
+		if !ok && g == "bastion" {
+			return nil, report.Refuted(infrav1.ProvisioningReason, path.Child("remoteManagedGroups"), "names the bastion's group, and the cluster has no bastion (spec.bastion is not enabled)")
+		}
 		if !ok {
 			return nil, report.Refuted(infrav1.ProvisioningReason, path.Child("remoteManagedGroups"), "unknown group %q", g)
 		}
@@ -288,12 +359,18 @@ func (s *Service) reconcileRules(ctx context.Context, group *groupWithRules, wan
 	return nil
 }
 
-// DeleteManagedSecurityGroups deletes the cluster's managed security groups, found by name so
-// that a lost status does not leave them behind. It returns ErrWaitingForPorts while ports still
-// use them.
+// DeleteManagedSecurityGroups deletes the cluster's managed security groups, the bastion's
+// included, found by name so that a lost status does not leave them behind. It returns
+// ErrWaitingForPorts while ports still use them.
 func (s *Service) DeleteManagedSecurityGroups(ctx context.Context, namespace, cluster string) error {
 	cpName, workerName := SecurityGroupNames(namespace, cluster)
-	for _, name := range []string{cpName, workerName} {
+	// The bastion's group first: the others' rules name it.
+	return s.deleteGroupsNamed(ctx, BastionSecurityGroupName(namespace, cluster), cpName, workerName)
+}
+
+// deleteGroupsNamed deletes the groups of these names that are the cluster's.
+func (s *Service) deleteGroupsNamed(ctx context.Context, names ...string) error {
+	for _, name := range names {
 		found, err := s.client.ListSecGroups(ctx, groups.ListOpts{Name: name})
 		if err != nil {
 			return fmt.Errorf("listing security groups named %s: %w", name, err)

@@ -42,7 +42,7 @@ func TestDesiredRules(t *testing.T) {
 				PortRangeMin: ptr.To(22), PortRangeMax: ptr.To(22), RemoteIPPrefix: ptr.To("10.0.0.0/8")}},
 		},
 	}
-	cp, worker, err := desiredRules(spec, "cp", "w")
+	cp, worker, err := desiredRules(spec, groupIDs{controlPlane: "cp", worker: "w"})
 	g.Expect(err).NotTo(HaveOccurred())
 	keys := func(rs []desiredRule) []ruleKey {
 		out := make([]ruleKey, len(rs))
@@ -63,7 +63,7 @@ func TestDesiredRules(t *testing.T) {
 	g.Expect(keys(cp)).NotTo(ContainElement(ruleKey{direction: "ingress", etherType: "IPv4", protocol: "tcp", portMin: 22, portMax: 22, remoteIPPrefix: "10.0.0.0/8"}))
 
 	spec.ManagedSecurityGroups.AllowAllInClusterTraffic = true
-	cp, _, err = desiredRules(spec, "cp", "w")
+	cp, _, err = desiredRules(spec, groupIDs{controlPlane: "cp", worker: "w"})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(keys(cp)).To(ContainElement(ruleKey{direction: "ingress", etherType: "IPv4", remoteGroupID: "w"}))
 }
@@ -74,8 +74,9 @@ func TestReconcileSecurityGroupsConverges(t *testing.T) {
 	s := NewService(cloud.Network(), nil, testOwner)
 	spec := &infrav1.OpenStackClusterSpec{APIServerPort: 6443, ManagedSecurityGroups: &infrav1.ManagedSecurityGroups{}}
 
-	cp, worker, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil, nil)
+	found, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, ManagedGroups{})
 	g.Expect(err).NotTo(HaveOccurred())
+	cp, worker := found.ControlPlane, found.Worker
 	g.Expect(cloud.Calls()).To(HaveKeyWithValue("CreateSecGroupRules", 2), "one request per group for all its rules")
 	g.Expect(cp.Name).To(Equal("k8s-cluster-ns-c-secgroup-controlplane"))
 	g.Expect(worker.Name).To(Equal("k8s-cluster-ns-c-secgroup-worker"))
@@ -83,7 +84,7 @@ func TestReconcileSecurityGroupsConverges(t *testing.T) {
 
 	// A second pass changes nothing; a rule added by hand is removed; a changed spec is applied.
 	cloud.ResetCalls()
-	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil, nil)
+	_, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, ManagedGroups{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cloud.Calls()).NotTo(HaveKey("CreateSecGroupRules"))
 	g.Expect(cloud.Calls()).NotTo(HaveKey("DeleteSecGroupRule"))
@@ -91,7 +92,7 @@ func TestReconcileSecurityGroupsConverges(t *testing.T) {
 	_, err = cloud.Network().CreateSecGroupRules(ctx, []rules.CreateOpts{{SecGroupID: cp.ID, Direction: "ingress", EtherType: "IPv4", Protocol: "tcp", PortRangeMin: 1, PortRangeMax: 1}})
 	g.Expect(err).NotTo(HaveOccurred())
 	spec.ManagedSecurityGroups.AllowAllInClusterTraffic = true
-	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, nil, nil)
+	_, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, ManagedGroups{})
 	g.Expect(err).NotTo(HaveOccurred())
 	after, _ := cloud.Network().ListSecGroupRules(ctx, rules.ListOpts{SecGroupID: cp.ID})
 	g.Expect(after).To(HaveLen(len(cpRules)+2), "the stray rule is gone and the two allow-all rules are there")
@@ -169,13 +170,13 @@ func TestKnownSecurityGroupFallsBackWhenGone(t *testing.T) {
 	known := &infrav1.SecurityGroupStatus{ID: "gone", Name: "k8s-cluster-ns-c-secgroup-controlplane"}
 	m.EXPECT().GetSecGroup(ctx, "gone").Return(nil, err404)
 	m.EXPECT().ListSecGroups(ctx, gomock.Any()).Return(nil, errBoom)
-	_, _, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, known, nil)
+	_, err := s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, ManagedGroups{ControlPlane: known})
 	g.Expect(err).To(MatchError(ContainSubstring("listing security groups named k8s-cluster-ns-c-secgroup-controlplane: boom")),
 		"a known group that is gone is looked for by name")
 
 	s, m, _ = newService(t)
 	m.EXPECT().GetSecGroup(ctx, "gone").Return(nil, errBoom)
-	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, known, nil)
+	_, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, nil, ManagedGroups{ControlPlane: known})
 	g.Expect(err).To(MatchError("getting security group gone: boom"))
 }
 
@@ -217,7 +218,7 @@ func TestGroupsUpstreamCAPOCreatedKeepTheirRules(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	cloud.ResetCalls()
-	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, []string{"10.6.0.0/24", "fd00::/64"}, nil, nil)
+	_, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, []string{"10.6.0.0/24", "fd00::/64"}, ManagedGroups{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cloud.Calls()).NotTo(HaveKey("CreateSecGroupRules"), "taken over: no rule created")
 	g.Expect(cloud.Calls()).NotTo(HaveKey("DeleteSecGroupRule"), "taken over: no rule deleted")
@@ -225,7 +226,7 @@ func TestGroupsUpstreamCAPOCreatedKeepTheirRules(t *testing.T) {
 	// The spec still rules them, the way upstream did: allowAllInClusterTraffic replaces the
 	// etcd and kubelet rules by all traffic between the groups.
 	spec.ManagedSecurityGroups.AllowAllInClusterTraffic = true
-	_, _, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, []string{"10.6.0.0/24"}, nil, nil)
+	_, err = s.ReconcileSecurityGroups(ctx, "ns", "c", spec, []string{"10.6.0.0/24"}, ManagedGroups{})
 	g.Expect(err).NotTo(HaveOccurred())
 	after, _ := cloud.Network().ListSecGroupRules(ctx, rules.ListOpts{SecGroupID: cp.ID})
 	var ports []int

@@ -31,8 +31,10 @@ const UpstreamGroupDescription = "Cluster API managed group"
 // upstreamRules is the rule set upstream CAPO v0.14 keeps in its managed groups, from the same
 // spec: the API server rule on 6443 and the additional ports from any address; NodePorts, TCP and
 // UDP, from each IPv4 cluster subnet and from both groups; etcd and kubelet between the groups,
-// or instead all IPv4 traffic between them with allowAllInClusterTraffic; then the user's rules.
-func upstreamRules(spec *infrav1.OpenStackClusterSpec, cpID, workerID string, subnetCIDRs []string) (cpRules, workerRules []desiredRule, err error) {
+// or instead all IPv4 traffic between them with allowAllInClusterTraffic; SSH from the bastion's
+// group while there is a bastion; then the user's rules.
+func upstreamRules(spec *infrav1.OpenStackClusterSpec, ids groupIDs, subnetCIDRs []string) (cpRules, workerRules []desiredRule, err error) {
+	cpID, workerID := ids.controlPlane, ids.worker
 	rule := func(description, protocol string, portMin, portMax int, remoteIPPrefix, remoteGroupID string) desiredRule {
 		return desiredRule{description: description, key: ruleKey{direction: "ingress", etherType: "IPv4", protocol: protocol,
 			portMin: portMin, portMax: portMax, remoteIPPrefix: remoteIPPrefix, remoteGroupID: remoteGroupID}}
@@ -71,7 +73,10 @@ func upstreamRules(spec *infrav1.OpenStackClusterSpec, cpID, workerID string, su
 			rule("Kubelet API", "tcp", 10250, 10250, "", workerID),
 			rule("Kubelet API", "tcp", 10250, 10250, "", cpID))
 	}
-	cpUser, workerUser, err := userRules(msg, cpID, workerID)
+	// Upstream lets the bastion reach the nodes over SSH the same way.
+	cpRules = append(cpRules, sshFromBastion(ids)...)
+	workerRules = append(workerRules, sshFromBastion(ids)...)
+	cpUser, workerUser, err := userRules(msg, ids)
 	if err != nil {
 		return nil, nil, err
 	}
