@@ -196,10 +196,13 @@ func TestUpstreamsBastionIsTakenOver(t *testing.T) {
 	cloud := newCloud(t, g, ns)
 	addMachineImages(cloud)
 	osc := newCluster(g, ns, false, managedSpec(), true)
+	var network *infrav1.NetworkStatusWithSubnets
 	g.Eventually(func(g Gomega) {
-		g.Expect(conditions.IsTrue(get(g, osc), infrav1.ReadyCondition)).To(BeTrue())
+		got := get(g, osc)
+		g.Expect(conditions.IsTrue(got, infrav1.ReadyCondition)).To(BeTrue())
+		network = got.Status.Network
+		g.Expect(network).NotTo(BeNil())
 	}, eventually, poll).Should(Succeed())
-	network := get(g, osc).Status.Network
 
 	// What upstream made: a port and a server named c-bastion on the cluster network, and its
 	// floating IP on that port.

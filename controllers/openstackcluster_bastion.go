@@ -232,7 +232,9 @@ func (c *clusterReconcile) bastionServing(ctx context.Context, server *servers.S
 		if server.Fault.Message != "" {
 			fault = server.Fault.Message
 		}
-		return &bastionFound{status: st, Outcome: outcome.Failed(fmt.Errorf("the bastion's server %s is in ERROR: %s; set spec.bastion.enabled to false, then true, to replace it", server.ID, fault))}
+		// Not a failure to retry: the server stays in ERROR until the user replaces it.
+		return &bastionFound{status: st, Outcome: outcome.Failed(&report.SpecError{Reason: infrav1.InstanceErrorReason,
+			Message: fmt.Sprintf("the bastion's server %s is in ERROR: %s; set spec.bastion.enabled to false, then true, to replace it", server.ID, fault)})}
 	default:
 		return &bastionFound{status: st, waiting: fmt.Sprintf("Nova to build the bastion's server (%s)", server.Status), Outcome: outcome.Outcome{RequeueAfter: requeue.Build}}
 	}

@@ -418,7 +418,10 @@ func setDeletionStatus(osc *infrav1.OpenStackCluster, d *deletionFound) {
 		osc.Status.APIServerLoadBalancer, osc.Status.APIServerLoadBalancers = nil, nil
 	}
 	if d.groupsGone {
-		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup = nil, nil
+		osc.Status.ControlPlaneSecurityGroup, osc.Status.WorkerSecurityGroup, osc.Status.BastionSecurityGroup = nil, nil, nil
+	}
+	if d.bastionGone {
+		osc.Status.Bastion = nil
 	}
 	if d.routerGone {
 		osc.Status.Router = nil
@@ -433,7 +436,7 @@ func setDeletionStatus(osc *infrav1.OpenStackCluster, d *deletionFound) {
 func recordsNothing(st *infrav1.OpenStackClusterStatus) bool {
 	return st.ExternalNetwork == nil && st.Network == nil && st.Router == nil &&
 		st.APIServerLoadBalancer == nil && len(st.APIServerLoadBalancers) == 0 &&
-		st.ControlPlaneSecurityGroup == nil && st.WorkerSecurityGroup == nil
+		st.ControlPlaneSecurityGroup == nil && st.WorkerSecurityGroup == nil && st.BastionSecurityGroup == nil && st.Bastion == nil
 }
 
 // knownIDs are the IDs of the network resources the status records: finding them is no adoption.
@@ -445,7 +448,7 @@ func knownIDs(status *infrav1.OpenStackClusterStatus) []string {
 	if status.Router != nil {
 		ids = append(ids, status.Router.ID)
 	}
-	for _, sg := range []*infrav1.SecurityGroupStatus{status.ControlPlaneSecurityGroup, status.WorkerSecurityGroup} {
+	for _, sg := range []*infrav1.SecurityGroupStatus{status.ControlPlaneSecurityGroup, status.WorkerSecurityGroup, status.BastionSecurityGroup} {
 		if sg != nil {
 			ids = append(ids, sg.ID)
 		}

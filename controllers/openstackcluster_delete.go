@@ -43,8 +43,8 @@ type deletionFound struct {
 	// left. The same for the security groups, the router and the network.
 	loadBalancersLeft, loadBalancersGone bool
 	groupsGone, routerGone, networkGone  bool
-	// bastionLeft: Nova is still deleting the bastion's server.
-	bastionLeft bool
+	// bastionGone: the bastion, its ports, volumes and floating IP are deleted.
+	bastionGone bool
 	// waitingForPorts is the condition of what waits for ports to leave the network.
 	waitingForPorts string
 }
@@ -118,14 +118,15 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 			lbErr = err
 		}
 	})
-	// The bastion, beside the load balancers: its port keeps the network and its group.
+	// The bastion the status records, beside the load balancers: its port keeps the network and
+	// its group.
 	var bastion *bastionFound
 	deleteBastion := func() {
 		if err := outcome.Run("deleting the bastion", func() { bastion = c.deleteBastion(ctx) }); err != nil {
 			bastion = &bastionFound{Outcome: outcome.Failed(err)}
 		}
 	}
-	if osc.Spec.Bastion != nil || st.Bastion != nil {
+	if st.Bastion != nil {
 		wg.Go(deleteBastion)
 	}
 	if st.ControlPlaneSecurityGroup != nil || st.WorkerSecurityGroup != nil {
@@ -153,6 +154,9 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	if err := kerrors.NewAggregate([]error{lbErr, groupsErr, networkErr, bastionErr}); err != nil {
 		return ctrl.Result{}, err
 	}
+	// Once the bastion is gone, the status says so: the polls that follow ask nothing more of it
+	// (the final pass below looks for one by name once more).
+	d.bastionGone = bastion != nil && bastion.removed
 	if !lbs.Done {
 		d.loadBalancersLeft = true
 		c.waitingFor(groupsWait, netWait)
@@ -168,9 +172,9 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, bastion.Err
 	}
 	if !bastion.removed {
-		d.bastionLeft = true
 		return ctrl.Result{RequeueAfter: requeue.Build}, nil
 	}
+	d.bastionGone = true
 
 	// The load balancers are gone: what is left goes, found by name and mark, so that a cluster
 	// whose status was lost leaves nothing behind. The API server's floating IP of a cluster

@@ -28,6 +28,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/ginkgo/v2"
@@ -211,6 +212,78 @@ var _ = Describe("Machines of a cluster without a load balancer, in server group
 			}
 		}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), "Nova deletes the volumes with the servers")
 	}, NodeTimeout(5*time.Minute))
+
+	It("makes a bastion in its own group with a floating IP, replaces it when its spec changes, and removes it when disabled", func(ctx SpecContext) {
+		bastion := func(hint string) *infrav1.Bastion {
+			return &infrav1.Bastion{Spec: &infrav1.OpenStackMachineSpec{
+				Flavor: ptr.To(cfg.flavor), Image: infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(cfg.image)}},
+				// Nova takes a hint no filter reads: the bastion becomes ACTIVE only if the hint
+				// reached Nova in a form it accepts.
+				SchedulerHintAdditionalProperties: []infrav1.SchedulerHintAdditionalProperty{
+					{Name: "capo_e2e", Value: infrav1.SchedulerHintAdditionalValue{Type: "String", String: ptr.To(hint)}}},
+			}}
+		}
+		ready := func() *infrav1.OpenStackCluster {
+			var osc *infrav1.OpenStackCluster
+			Eventually(func(g Gomega) {
+				osc = getCluster(ctx, g, key)
+				g.Expect(conditionTrue(osc.Status.Conditions, infrav1.BastionReadyCondition)).To(Succeed())
+				g.Expect(osc.Status.Bastion).NotTo(BeNil())
+				g.Expect(osc.Status.Bastion.FloatingIP).NotTo(BeEmpty())
+			}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+			return osc
+		}
+		updateCluster(ctx, key, func(s *infrav1.OpenStackClusterSpec) { s.Bastion = bastion("first") })
+		osc := ready()
+		first := *osc.Status.Bastion
+		Expect(fixedIPOf(ctx, first.FloatingIP)).To(Equal(first.IP))
+		Expect(conditionTrue(osc.Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
+		server, err := openstack.Compute.GetServer(ctx, first.ID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(server.Name).To(Equal(name + "-bastion"))
+		Expect(server.Metadata).To(HaveKeyWithValue("capo-bastion", namespace+"/"+name))
+		// SSH: from anywhere into the bastion's group; from the bastion's group into the nodes'.
+		sshFrom := func(group string) []string {
+			found, err := openstack.Network.ListSecGroupRules(ctx, rules.ListOpts{SecGroupID: group, PortRangeMin: 22, PortRangeMax: 22})
+			Expect(err).NotTo(HaveOccurred())
+			var out []string
+			for _, r := range found {
+				out = append(out, r.RemoteIPPrefix+r.RemoteGroupID)
+			}
+			return out
+		}
+		Expect(osc.Status.BastionSecurityGroup).NotTo(BeNil())
+		Expect(sshFrom(osc.Status.BastionSecurityGroup.ID)).To(ConsistOf("0.0.0.0/0"))
+		Expect(sshFrom(osc.Status.ControlPlaneSecurityGroup.ID)).To(ConsistOf(osc.Status.BastionSecurityGroup.ID))
+		Expect(sshFrom(osc.Status.WorkerSecurityGroup.ID)).To(ConsistOf(osc.Status.BastionSecurityGroup.ID))
+
+		// A changed spec: a new server, the old one and its address gone.
+		updateCluster(ctx, key, func(s *infrav1.OpenStackClusterSpec) { s.Bastion = bastion("second") })
+		Eventually(func(g Gomega) {
+			g.Expect(ready().Status.Bastion.ID).NotTo(Equal(first.ID))
+		}).WithTimeout(4 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		second := *getCluster(ctx, Default, key).Status.Bastion
+		_, err = openstack.Compute.GetServer(ctx, first.ID)
+		Expect(gophercloud.ResponseCodeIs(err, http.StatusNotFound)).To(BeTrue(), "the first bastion is deleted: %v", err)
+
+		// Disabled: the server, its address and its group go; the nodes' groups no longer name it.
+		updateCluster(ctx, key, func(s *infrav1.OpenStackClusterSpec) { s.Bastion.Enabled = ptr.To(false) })
+		Eventually(func(g Gomega) {
+			osc := getCluster(ctx, g, key)
+			g.Expect(osc.Status.Bastion).To(BeNil())
+			g.Expect(osc.Status.BastionSecurityGroup).To(BeNil())
+			c := condition(osc.Status.Conditions, infrav1.BastionReadyCondition)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(infrav1.NotRequiredReason))
+		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		_, err = openstack.Compute.GetServer(ctx, second.ID)
+		Expect(gophercloud.ResponseCodeIs(err, http.StatusNotFound)).To(BeTrue(), "the bastion is deleted: %v", err)
+		left, err := openstack.Network.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: second.FloatingIP})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(left).To(BeEmpty(), "the bastion's floating IP is released")
+		osc = getCluster(ctx, Default, key)
+		Expect(sshFrom(osc.Status.ControlPlaneSecurityGroup.ID)).To(BeEmpty())
+	}, NodeTimeout(10*time.Minute))
 
 	It("boots a machine from the Glance image an ORC Image imports, and keeps one whose Image is not available waiting", func(ctx SpecContext) {
 		// ORC runs in the management plane (hack/orc.sh), with the run's identity Secret.

@@ -62,6 +62,8 @@ var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered
 		// fip is the floating IP upstream allocated for its load balancer, which it also made the
 		// endpoint's host.
 		fip string
+		// bastion is upstream's bastion.
+		bastion infrav1.BastionStatus
 		// before is the cluster as upstream left it, in OpenStack.
 		before cloudState
 		legacy infrav1.LoadBalancer
@@ -81,7 +83,13 @@ var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered
 			AdditionalPorts: []int{additionalPort},
 			Network:         &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
 			Subnets:         []infrav1.SubnetParam{lbNetwork.Mapping[0].Subnet},
-		}, func(spec *infrav1.OpenStackClusterSpec) { spec.ControlPlaneEndpoint = nil })
+		}, func(spec *infrav1.OpenStackClusterSpec) {
+			spec.ControlPlaneEndpoint = nil
+			// Upstream's templates enable a bastion: its server, port, floating IP and group are
+			// taken over with the rest.
+			spec.Bastion = &infrav1.Bastion{Enabled: ptr.To(true), Spec: &infrav1.OpenStackMachineSpec{
+				Flavor: ptr.To(cfg.flavor), Image: infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To(cfg.image)}}}}
+		})
 	}, NodeTimeout(5*time.Minute))
 
 	It("is created by upstream CAPO: a load balancer with two ports and a control plane machine behind it, with volumes, in a server group", func(ctx SpecContext) {
@@ -126,6 +134,13 @@ var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered
 		members, err := servergroups.Get(ctx, computeClient(ctx), group.ID).Extract()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(members.Members).To(ConsistOf(server.ID), "upstream's server in the group")
+		Eventually(func(g Gomega) {
+			b := getCluster(ctx, g, key).Status.Bastion
+			g.Expect(b).NotTo(BeNil())
+			g.Expect(b.FloatingIP).NotTo(BeEmpty())
+			bastion = *b
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		Expect(fixedIPOf(ctx, bastion.FloatingIP)).NotTo(BeEmpty(), "upstream's bastion floating IP is on its port")
 		legacy = *getCluster(ctx, Default, key).Status.APIServerLoadBalancer
 		before = takeCloudState(ctx, Default, name, legacy.ID)
 		Expect(before.loadBalancer.listeners).To(HaveLen(2), "a listener per port")
@@ -148,6 +163,7 @@ var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered
 			osc := getCluster(ctx, g, key)
 			g.Expect(ourCondition(osc.Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
 			g.Expect(ourCondition(osc.Status.Conditions, infrav1.APIServerLoadBalancersReadyCondition)).To(Succeed())
+			g.Expect(ourCondition(osc.Status.Conditions, infrav1.BastionReadyCondition)).To(Succeed(), "upstream's bastion is this provider's")
 			osm := &infrav1.OpenStackMachine{}
 			g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machine}, osm)).To(Succeed())
 			g.Expect(ourCondition(osm.Status.Conditions, infrav1.InstanceReadyCondition)).To(Succeed())
@@ -176,6 +192,8 @@ var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered
 		Expect(after.loadBalancer.members).To(Equal(before.loadBalancer.members), "members")
 		Expect(after.rules).To(Equal(before.rules), "security group rules")
 		osc := getCluster(ctx, Default, key)
+		Expect(osc.Status.Bastion.ID).To(Equal(bastion.ID))
+		Expect(osc.Status.Bastion.FloatingIP).To(Equal(bastion.FloatingIP))
 		Expect(osc.Status.APIServerLoadBalancer.ID).To(Equal(legacy.ID))
 		Expect(osc.Status.APIServerLoadBalancer.IP).To(Equal(fip))
 		Expect(osc.Status.APIServerLoadBalancer.InternalIP).To(Equal(legacy.InternalIP))

@@ -128,8 +128,7 @@ func (s *Service) ReconcileSecurityGroups(ctx context.Context, namespace, cluste
 	out := ManagedGroups{ControlPlane: &infrav1.SecurityGroupStatus{Name: cp.Name, ID: cp.ID}, Worker: &infrav1.SecurityGroupStatus{Name: w.Name, ID: w.ID}}
 	switch {
 	case bastion != nil:
-		// Upstream's bastion group and this provider's have the same rules.
-		if err := s.reconcileRules(ctx, bastion, bastionRules()); err != nil {
+		if err := s.reconcileRules(ctx, bastion, bastionRules(bastion.Description == UpstreamGroupDescription)); err != nil {
 			return ManagedGroups{}, err
 		}
 		out.Bastion = &infrav1.SecurityGroupStatus{Name: bastion.Name, ID: bastion.ID}
@@ -150,8 +149,13 @@ func (s *Service) ReconcileSecurityGroups(ctx context.Context, namespace, cluste
 // disabled.
 type groupIDs struct{ controlPlane, worker, bastion string }
 
-// bastionRules are the rules of the bastion's group: SSH from anywhere, and Neutron's egress.
-func bastionRules() []desiredRule {
+// bastionRules are the rules of the bastion's group: SSH from anywhere, and Neutron's egress. In
+// the group upstream CAPO made (upstream), SSH is open as upstream opens it, without a remote
+// prefix, so that a takeover changes no rule.
+func bastionRules(upstream bool) []desiredRule {
+	if upstream {
+		return append(defaultEgress(), tcp("SSH", 22, 22, "", ""))
+	}
 	return append(defaultEgress(), tcp("SSH", 22, 22, anywhere, ""))
 }
 
