@@ -22,9 +22,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -53,6 +55,10 @@ type bastionFound struct {
 	removed bool
 }
 
+// bastionDeleting is the state status.bastion records while the server of a bastion that is
+// removed or replaced is being deleted.
+const bastionDeleting = "DELETING"
+
 // bastionName is the name of the bastion's server (upstream CAPO's name for it).
 func bastionName(cluster string) string { return cluster + "-bastion" }
 
@@ -79,12 +85,14 @@ func bastionPorts(m *infrav1.OpenStackMachine, owner string) []compute.PortIdent
 	return ids
 }
 
-// bastionDigest is a digest of what the bastion's server is made from: a change replaces it.
+// bastionDigest is a digest of what the bastion is made from (its spec, zone and floating IP): a
+// change replaces it.
 func bastionDigest(b *infrav1.Bastion) string {
 	data, err := json.Marshal(struct {
-		Spec *infrav1.OpenStackMachineSpec `json:"spec"`
-		Zone *string                       `json:"zone"`
-	}{b.Spec, b.AvailabilityZone})
+		Spec       *infrav1.OpenStackMachineSpec `json:"spec"`
+		Zone       *string                       `json:"zone"`
+		FloatingIP *string                       `json:"floatingIP,omitempty"`
+	}{b.Spec, b.AvailabilityZone, b.FloatingIP})
 	if err != nil {
 		return ""
 	}
@@ -107,12 +115,17 @@ func (c *clusterReconcile) reconcileBastion(ctx context.Context, network *infrav
 		return &bastionFound{Outcome: outcome.Failed(err), status: osc.Status.Bastion}
 	}
 	if !osc.Spec.BastionEnabled() {
-		return c.removeBastion(ctx, svc, server, "")
+		return c.removeBastion(ctx, svc, server, "", false)
 	}
 	want := bastionDigest(osc.Spec.Bastion)
+	if st := osc.Status.Bastion; server == nil && st != nil && st.State == bastionDeleting {
+		// The server of a bastion being replaced is gone: its ports and volumes go before the new
+		// one is made, so that it gets ports of its own spec.
+		return c.removeBastion(ctx, svc, nil, "its spec changed", false)
+	}
 	if server != nil {
 		if have, marked := server.Metadata[compute.BastionSpecMetadataKey]; marked && have != want {
-			return c.removeBastion(ctx, svc, server, "its spec changed")
+			return c.removeBastion(ctx, svc, server, "its spec changed", false)
 		}
 		return c.bastionServing(ctx, server, network, external)
 	}
@@ -124,11 +137,13 @@ func (c *clusterReconcile) reconcileBastion(ctx context.Context, network *infrav
 	}
 	spec, err := c.bastionInstance(ctx, svc, network, groups, want)
 	if err != nil {
-		return &bastionFound{Outcome: outcome.Failed(err)}
+		return &bastionFound{Outcome: outcome.Failed(bastionPaths(err))}
 	}
 	created, err := svc.Create(ctx, spec)
 	if err != nil {
-		return &bastionFound{Outcome: outcome.Failed(err)}
+		// Ports or volumes may be made already: the status names the bastion, so that a removal
+		// deletes them.
+		return &bastionFound{status: &infrav1.BastionStatus{Name: spec.Name, SSHKeyName: spec.KeyName}, Outcome: outcome.Failed(bastionPaths(err))}
 	}
 	return &bastionFound{status: &infrav1.BastionStatus{ID: created.ID, Name: spec.Name, SSHKeyName: spec.KeyName, State: "BUILD"},
 		waiting: "Nova to build the bastion's server", Outcome: outcome.Outcome{RequeueAfter: requeue.Build}}
@@ -195,10 +210,12 @@ func (c *clusterReconcile) bastionInstance(ctx context.Context, svc *compute.Ser
 	if err != nil {
 		return nil, err
 	}
-	metadata := map[string]string{compute.BastionSpecMetadataKey: digest}
+	metadata := map[string]string{}
 	for _, kv := range s.ServerMetadata {
 		metadata[kv.Key] = kv.Value
 	}
+	// After the spec's metadata, which the schema keeps from this key anyway.
+	metadata[compute.BastionSpecMetadataKey] = digest
 	return &compute.InstanceSpec{
 		Name:             m.Name,
 		FlavorID:         flavorID,
@@ -241,7 +258,7 @@ func (c *clusterReconcile) bastionServing(ctx context.Context, server *servers.S
 	if external == nil || ptr.Deref(osc.Spec.DisableExternalNetwork, false) || st.IP == "" {
 		return &bastionFound{status: st}
 	}
-	address, err := c.net.ReconcileServerFloatingIP(ctx, networking.BastionFloatingIPMarks(osc.Namespace, osc.Name), external.ID, osc.Spec.Bastion.FloatingIP, server.ID, st.IP)
+	address, err := c.net.ReconcileServerFloatingIP(ctx, networking.BastionFloatingIPMarks(osc.Namespace, c.cluster.Name), external.ID, osc.Spec.Bastion.FloatingIP, server.ID, st.IP)
 	if err != nil {
 		return &bastionFound{status: st, Outcome: outcome.Failed(err)}
 	}
@@ -251,13 +268,15 @@ func (c *clusterReconcile) bastionServing(ctx context.Context, server *servers.S
 
 // removeBastion releases the bastion's floating IP (the one the controller allocated or took
 // over; the user's stays), deletes its server, then its ports and volumes. why says why the
-// bastion is replaced; "" when it is removed.
-func (c *clusterReconcile) removeBastion(ctx context.Context, svc *compute.Service, server *servers.Server, why string) *bastionFound {
+// bastion is replaced; "" when it is removed. Without a server and a recorded bastion there is
+// nothing to do, unless always (the cluster's deletion, which looks for what a lost status or an
+// interrupted create left).
+func (c *clusterReconcile) removeBastion(ctx context.Context, svc *compute.Service, server *servers.Server, why string, always bool) *bastionFound {
 	osc := c.osc
-	if server == nil && osc.Status.Bastion == nil {
+	if server == nil && osc.Status.Bastion == nil && !always {
 		return &bastionFound{removed: why == ""}
 	}
-	if err := c.net.ReleaseFloatingIPs(ctx, networking.BastionFloatingIPMarks(osc.Namespace, osc.Name), "the bastion"); err != nil {
+	if err := c.net.ReleaseFloatingIPs(ctx, networking.BastionFloatingIPMarks(osc.Namespace, c.cluster.Name), "the bastion"); err != nil {
 		return &bastionFound{status: osc.Status.Bastion, Outcome: outcome.Failed(err)}
 	}
 	waiting := "Nova to delete the bastion's server"
@@ -270,12 +289,16 @@ func (c *clusterReconcile) removeBastion(ctx context.Context, svc *compute.Servi
 			return &bastionFound{status: osc.Status.Bastion, Outcome: outcome.Failed(err)}
 		}
 		if !done {
-			st := &infrav1.BastionStatus{ID: server.ID, Name: server.Name, SSHKeyName: server.KeyName, State: "DELETING"}
+			st := &infrav1.BastionStatus{ID: server.ID, Name: server.Name, SSHKeyName: server.KeyName, State: bastionDeleting}
 			return &bastionFound{status: st, waiting: waiting, Outcome: outcome.Outcome{RequeueAfter: requeue.Build}}
 		}
 	}
 	m := bastionMachine(osc, c.cluster.Name)
-	if err := svc.DeletePorts(ctx, bastionPorts(m, c.owner().Description())); err != nil {
+	ids, err := c.markedBastionPorts(ctx, bastionPorts(m, c.owner().Description()))
+	if err != nil {
+		return &bastionFound{status: osc.Status.Bastion, Outcome: outcome.Failed(err)}
+	}
+	if err := svc.DeletePorts(ctx, ids); err != nil {
 		return &bastionFound{status: osc.Status.Bastion, Outcome: outcome.Failed(err)}
 	}
 	if err := svc.DeleteVolumes(ctx, m.Name, compute.VolumeNames(m.Name, m.Spec.RootVolume, m.Spec.AdditionalBlockDevices)); err != nil {
@@ -286,4 +309,40 @@ func (c *clusterReconcile) removeBastion(ctx context.Context, svc *compute.Servi
 		return &bastionFound{waiting: "the new bastion, which replaces the old one: " + why, Outcome: outcome.Outcome{RequeueAfter: requeue.Build}}
 	}
 	return &bastionFound{removed: true}
+}
+
+// markedBastionPorts are the identities of the bastion's ports: those of the spec, and every
+// port named <cluster>-bastion-... that carries the cluster's mark (its description, or its tag
+// on a port whose description the spec gave), so that the ports of a spec since changed or
+// removed are found too. DeletePorts checks each one's mark again.
+func (c *clusterReconcile) markedBastionPorts(ctx context.Context, ids []compute.PortIdentity) ([]compute.PortIdentity, error) {
+	owner := c.owner()
+	prefix := bastionName(c.cluster.Name) + "-"
+	seen := map[string]bool{}
+	for _, id := range ids {
+		seen[id.Name] = true
+	}
+	for _, opts := range []ports.ListOpts{{Description: owner.Description()}, {Tags: owner.Tag()}} {
+		found, err := c.clients.Network.ListPorts(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing the bastion's ports: %w", err)
+		}
+		for _, p := range found {
+			if strings.HasPrefix(p.Name, prefix) && !seen[p.Name] {
+				seen[p.Name] = true
+				ids = append(ids, compute.PortIdentity{Name: p.Name, Description: p.Description})
+			}
+		}
+	}
+	return ids, nil
+}
+
+// bastionPaths names the bastion's fields in an error about its spec: the compute service names
+// a machine's (spec.flavor), and the bastion's spec is spec.bastion.spec.
+func bastionPaths(err error) error {
+	specErr, ok := report.AsSpecError(err)
+	if !ok || !strings.HasPrefix(specErr.Message, "spec.") || strings.HasPrefix(specErr.Message, "spec.bastion.") {
+		return err
+	}
+	return &report.SpecError{Reason: specErr.Reason, Message: "spec.bastion." + specErr.Message}
 }

@@ -137,7 +137,9 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 			}
 		})
 	}
-	if networkFree && (st.Router != nil || st.Network != nil) {
+	// While a bastion is recorded, its port (and a floating IP of the user's on it) keeps the
+	// network and the router: they go in the final pass.
+	if networkFree && st.Bastion == nil && (st.Router != nil || st.Network != nil) {
 		netRan = true
 		wg.Go(func() {
 			if err := outcome.Run("deleting the router and network", func() { netWait, networkErr = c.deleteRouterAndNetwork(ctx, false) }); err != nil {
@@ -163,18 +165,21 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{RequeueAfter: requeue.Delete}, nil
 	}
 	d.loadBalancersGone = true
-	// A bastion the status no longer records is looked for by name once the load balancers are
-	// gone, so that a lost status leaves none behind.
-	if bastion == nil {
+	// A cluster with a bastion block whose status no longer records the bastion has it looked
+	// for by name and mark once the load balancers are gone, with whatever an interrupted create
+	// left, so that a lost status leaves none behind.
+	if bastion == nil && (osc.Spec.Bastion != nil || st.BastionSecurityGroup != nil) {
 		deleteBastion()
 	}
-	if bastion.Err != nil {
-		return ctrl.Result{}, bastion.Err
+	if bastion != nil {
+		if bastion.Err != nil {
+			return ctrl.Result{}, bastion.Err
+		}
+		if !bastion.removed {
+			return ctrl.Result{RequeueAfter: requeue.Build}, nil
+		}
+		d.bastionGone = true
 	}
-	if !bastion.removed {
-		return ctrl.Result{RequeueAfter: requeue.Build}, nil
-	}
-	d.bastionGone = true
 
 	// The load balancers are gone: what is left goes, found by name and mark, so that a cluster
 	// whose status was lost leaves nothing behind. The API server's floating IP of a cluster
@@ -214,7 +219,7 @@ func (c *clusterReconcile) deleteBastion(ctx context.Context) *bastionFound {
 	if err != nil {
 		return &bastionFound{Outcome: outcome.Failed(err)}
 	}
-	return c.removeBastion(ctx, svc, server, "")
+	return c.removeBastion(ctx, svc, server, "", true)
 }
 
 // deleteGroups deletes the managed security groups, found by name (a lost status leaves none

@@ -87,11 +87,13 @@ type OpenStackMachineSpec struct {
 	Tags []string `json:"tags,omitempty"`
 
 	// ServerMetadata is Nova metadata for the server: at most 100 items (Nova allows 128, and
-	// the controller adds its own). The key capo-openstackmachine is the controller's mark.
+	// the controller adds its own). The keys capo-openstackmachine, capo-bastion and
+	// capo-bastion-spec are the controller's marks.
 	// +listType=map
 	// +listMapKey=key
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:XValidation:rule="self.all(m, m.key != 'capo-openstackmachine')",message="the key capo-openstackmachine is the controller's mark of the machine's server"
+	// +kubebuilder:validation:XValidation:rule="self.all(m, m.key != 'capo-bastion' && m.key != 'capo-bastion-spec')",message="the keys capo-bastion and capo-bastion-spec are the controller's marks of a cluster's bastion"
 	// +optional
 	ServerMetadata []ServerMetadata `json:"serverMetadata,omitempty"`
 

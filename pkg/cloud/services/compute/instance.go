@@ -30,6 +30,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -116,13 +117,13 @@ func (s *Service) Find(ctx context.Context, knownID, name string, legacy *Legacy
 		r := ownership.Resource{ID: sv.ID, Name: sv.Name, ProjectID: sv.TenantID, Created: sv.Created}
 		machine, isMachine := sv.Metadata[OwnerMetadataKey]
 		bastion, isBastion := sv.Metadata[BastionMetadataKey]
+		// A machine's mark is the controller's, set after the spec's metadata: a server that
+		// carries it is that machine's, whatever else it carries, and never a bastion.
 		switch {
-		case s.markKey == BastionMetadataKey && isBastion:
-			r.MarkedFor = s.owner.Kind + " " + bastion
-		case s.markKey == OwnerMetadataKey && isMachine:
-			r.MarkedFor = s.owner.Kind + " " + machine
 		case isMachine:
 			r.MarkedFor = "OpenStackMachine " + machine
+		case s.markKey == BastionMetadataKey && isBastion:
+			r.MarkedFor = s.owner.Kind + " " + bastion
 		case isBastion:
 			r.MarkedFor = "the bastion of OpenStackCluster " + bastion
 		default:
@@ -178,6 +179,10 @@ func (l *Legacy) recognises(sv *servers.Server) bool {
 // then the server. While Cinder builds a volume the answer is a VolumesPending error, and nothing
 // more is done: the next call looks again.
 func (s *Service) Create(ctx context.Context, spec *InstanceSpec) (*servers.Server, error) {
+	if _, named := spec.SchedulerHints["group"]; named && spec.ServerGroupID != "" {
+		return nil, report.Refuted(infrav1.InstanceConfigurationErrorReason, field.NewPath("spec", "schedulerHintAdditionalProperties"),
+			"names the hint group, which spec.serverGroup sets already: Nova would take the hint's group instead; remove one of them")
+	}
 	var networks []servers.Network
 	for i := range spec.Ports {
 		p, err := s.ensurePort(ctx, &spec.Ports[i])

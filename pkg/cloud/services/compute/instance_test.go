@@ -466,3 +466,14 @@ func TestCreatePassesTheSchedulerHints(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(SchedulerHints(nil)).To(BeNil(), "no hints, no extra field")
 }
+
+// A hint named group would replace the server group in Nova's request: refused before anything
+// is made.
+func TestCreateRefusesAGroupHintBesideTheServerGroup(t *testing.T) {
+	g := NewWithT(t)
+	_, svc := newMocked(t)
+	spec := instanceSpec()
+	spec.SchedulerHints = map[string]any{"group": "another-group"}
+	_, err := svc.Create(context.Background(), spec)
+	g.Expect(err).To(MatchError(ContainSubstring("spec.schedulerHintAdditionalProperties: names the hint group, which spec.serverGroup sets already")))
+}

@@ -58,6 +58,18 @@ func ChooseFloatingIP(found []floatingips.FloatingIP, marks ownership.FloatingIP
 // allocates on the external network and finds again by its mark. An address another object's
 // mark claims is refused.
 func (s *Service) ReconcileAPIServerFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks, externalNetworkID string, userAddress *string) (string, error) {
+	fip, err := s.floatingIPFor(ctx, marks, externalNetworkID, userAddress, "the API server")
+	if err != nil {
+		return "", err
+	}
+	return fip.FloatingIP, nil
+}
+
+// floatingIPFor is the floating IP for what: the user's userAddress (allocated at that address
+// when it does not exist, without a mark), else the one that carries marks.Ours (or one of
+// marks.TakenOver), else one allocated on the external network with marks.Ours. An address
+// another object's mark claims is refused (ChooseFloatingIP).
+func (s *Service) floatingIPFor(ctx context.Context, marks ownership.FloatingIPMarks, externalNetworkID string, userAddress *string, what string) (*floatingips.FloatingIP, error) {
 	opts := floatingips.ListOpts{FloatingNetworkID: externalNetworkID, Description: marks.Ours}
 	create := floatingips.CreateOpts{FloatingNetworkID: externalNetworkID, Description: marks.Ours}
 	if userAddress != nil {
@@ -66,21 +78,17 @@ func (s *Service) ReconcileAPIServerFloatingIP(ctx context.Context, marks owners
 	}
 	found, err := s.client.ListFloatingIPs(ctx, opts)
 	if err != nil {
-		return "", fmt.Errorf("listing floating IPs: %w", err)
+		return nil, fmt.Errorf("listing floating IPs: %w", err)
 	}
 	fip, _, err := ChooseFloatingIP(found, marks, userAddress != nil)
-	if err != nil {
-		return "", err
+	if err != nil || fip != nil {
+		return fip, err
 	}
-	if fip != nil {
-		return fip.FloatingIP, nil
+	if fip, err = s.client.CreateFloatingIP(ctx, create); err != nil {
+		return nil, fmt.Errorf("allocating a floating IP for %s on network %s: %w", what, externalNetworkID, err)
 	}
-	fip, err = s.client.CreateFloatingIP(ctx, create)
-	if err != nil {
-		return "", fmt.Errorf("allocating the API server floating IP on network %s: %w", externalNetworkID, err)
-	}
-	s.report.Changed("CreatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Allocated floating IP %s for the API server", fip.FloatingIP)
-	return fip.FloatingIP, nil
+	s.report.Changed("CreatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Allocated floating IP %s for %s", fip.FloatingIP, what)
+	return fip, nil
 }
 
 // DeleteAPIServerFloatingIP releases the floating IP the controller allocated for the API server
@@ -229,25 +237,9 @@ func (s *Service) ReconcileServerFloatingIP(ctx context.Context, marks ownership
 		}
 		return fip.FloatingIP, nil
 	}
-	opts := floatingips.ListOpts{FloatingNetworkID: externalNetworkID, Description: marks.Ours}
-	create := floatingips.CreateOpts{FloatingNetworkID: externalNetworkID, Description: marks.Ours}
-	if userAddress != nil {
-		opts = floatingips.ListOpts{FloatingIP: *userAddress}
-		create = floatingips.CreateOpts{FloatingNetworkID: externalNetworkID, FloatingIP: *userAddress}
-	}
-	found, err := s.client.ListFloatingIPs(ctx, opts)
-	if err != nil {
-		return "", fmt.Errorf("listing floating IPs: %w", err)
-	}
-	fip, _, err := ChooseFloatingIP(found, marks, userAddress != nil)
+	fip, err := s.floatingIPFor(ctx, marks, externalNetworkID, userAddress, "server "+serverID)
 	if err != nil {
 		return "", err
-	}
-	if fip == nil {
-		if fip, err = s.client.CreateFloatingIP(ctx, create); err != nil {
-			return "", fmt.Errorf("allocating a floating IP on network %s for server %s: %w", externalNetworkID, serverID, err)
-		}
-		s.report.Changed("CreatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}, "Allocated floating IP %s for server %s", fip.FloatingIP, serverID)
 	}
 	if fip.PortID != "" && fip.PortID != port {
 		return "", fmt.Errorf("floating IP %s is on port %s, not on the port of server %s: it is not moved", fip.FloatingIP, fip.PortID, serverID)

@@ -135,3 +135,70 @@ func TestAdoptAPIServerFloatingIPTakesUpstreamsOnly(t *testing.T) {
 	g.Expect(s.AdoptAPIServerFloatingIP(ctx, marks, "203.0.113.7")).To(Succeed())
 	g.Expect(recorder.Events).To(Receive(ContainSubstring("AdoptedFloatingIP")))
 }
+
+// The bastion's floating IP: what is on its port already stays (upstream's is marked, the user's
+// is left as it is, another object's is refused); otherwise the user's address or the
+// controller's, never one on another port.
+func TestReconcileServerFloatingIP(t *testing.T) {
+	marks := BastionFloatingIPMarks("ns", "c")
+	onPort := floatingips.ListOpts{PortID: "p"}
+	serverPort := func(m *mock.MockNetworkClient) {
+		m.EXPECT().ListPorts(gomock.Any(), ports.ListOpts{DeviceID: "server", FixedIPs: []ports.FixedIPOpts{{IPAddress: "10.0.0.9"}}}).Return([]ports.Port{{ID: "p"}}, nil)
+	}
+	fip := func(description, port string) []floatingips.FloatingIP {
+		return []floatingips.FloatingIP{{ID: "fip", FloatingIP: "203.0.113.9", Description: description, PortID: port}}
+	}
+	for _, tc := range []struct {
+		name    string
+		address *string
+		expect  func(m *mock.MockNetworkClient)
+		err     string
+	}{{
+		name: "upstream's floating IP on the port: marked as the bastion's",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), onPort).Return(fip(marks.TakenOver[0], "p"), nil)
+			m.EXPECT().UpdateFloatingIP(gomock.Any(), "fip", floatingips.UpdateOpts{Description: ptr.To(marks.Ours)}).Return(&floatingips.FloatingIP{}, nil)
+		},
+	}, {
+		name: "an unmarked floating IP on the port: the user's, left as it is",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), onPort).Return(fip("ops team", "p"), nil)
+		},
+	}, {
+		name: "another cluster's floating IP on the port: refused, nothing changed",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), onPort).Return(fip(BastionFloatingIPMarks("other", "c").Ours, "p"), nil)
+		},
+		err: "carries the mark of bastion of other/c",
+	}, {
+		name:    "the user's address on another port: not moved",
+		address: ptr.To("203.0.113.9"),
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), onPort).Return(nil, nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), floatingips.ListOpts{FloatingIP: "203.0.113.9"}).Return(fip("", "elsewhere"), nil)
+		},
+		err: "floating IP 203.0.113.9 is on port elsewhere, not on the port of server server: it is not moved",
+	}, {
+		name: "none yet: allocated with the bastion's mark and put on the port",
+		expect: func(m *mock.MockNetworkClient) {
+			m.EXPECT().ListFloatingIPs(gomock.Any(), onPort).Return(nil, nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), floatingips.ListOpts{FloatingNetworkID: "ext", Description: marks.Ours}).Return(nil, nil)
+			m.EXPECT().CreateFloatingIP(gomock.Any(), floatingips.CreateOpts{FloatingNetworkID: "ext", Description: marks.Ours}).Return(&fip(marks.Ours, "")[0], nil)
+			m.EXPECT().UpdateFloatingIP(gomock.Any(), "fip", floatingips.UpdateOpts{PortID: ptr.To("p"), FixedIP: "10.0.0.9"}).Return(&floatingips.FloatingIP{}, nil)
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			s, m, _ := newService(t)
+			serverPort(m)
+			tc.expect(m)
+			address, err := s.ReconcileServerFloatingIP(ctx, marks, "ext", tc.address, "server", "10.0.0.9")
+			if tc.err != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.err)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(address).To(Equal("203.0.113.9"))
+		})
+	}
+}

@@ -159,7 +159,7 @@ func TestAPIServerFloatingIP(t *testing.T) {
 		m.EXPECT().ListFloatingIPs(ctx, gomock.Any()).Return(nil, nil)
 		m.EXPECT().CreateFloatingIP(ctx, gomock.Any()).Return(nil, errBoom)
 		_, err := s.ReconcileAPIServerFloatingIP(ctx, desc, "ext", nil)
-		g.Expect(err).To(MatchError("allocating the API server floating IP on network ext: boom"))
+		g.Expect(err).To(MatchError("allocating a floating IP for the API server on network ext: boom"))
 	})
 }
 
