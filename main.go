@@ -261,6 +261,13 @@ func setupControllers(ctx context.Context, mgr manager.Manager, o *options) erro
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: o.machineConcurrency}); err != nil {
 		return fmt.Errorf("setting up the OpenStackMachine controller: %w", err)
 	}
+	if err := (&controllers.OpenStackMachineTemplateReconciler{
+		Client:           mgr.GetClient(),
+		ScopeFactory:     factory,
+		WatchFilterValue: o.watchFilterValue,
+	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 1}); err != nil {
+		return fmt.Errorf("setting up the OpenStackMachineTemplate controller: %w", err)
+	}
 	return nil
 }
 

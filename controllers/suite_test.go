@@ -146,6 +146,10 @@ func startManager(ctx context.Context) (chan error, error) {
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return nil, err
 	}
+	if err := (&OpenStackMachineTemplateReconciler{Client: mgr.GetClient(), ScopeFactory: clouds}).
+		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 2}); err != nil {
+		return nil, err
+	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	return done, nil

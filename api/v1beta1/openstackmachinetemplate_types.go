@@ -17,6 +17,7 @@ limitations under the License.
 package v1beta1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -33,7 +34,35 @@ type OpenStackMachineTemplateResource struct {
 	Spec OpenStackMachineSpec `json:"spec"`
 }
 
+// OpenStackMachineTemplateStatus is what a machine of the template will have, for Cluster API's
+// autoscaling from zero: the cluster autoscaler reads it when the node group has no node yet.
+type OpenStackMachineTemplateStatus struct {
+	// Capacity is what a machine's node will have: cpu and memory of the flavor, and
+	// ephemeral-storage of its root disk (the root volume's size, else the flavor's disk).
+	// +optional
+	Capacity corev1.ResourceList `json:"capacity,omitempty"`
+
+	// NodeInfo is the node's operating system and architecture.
+	// +optional
+	NodeInfo *NodeInfo `json:"nodeInfo,omitempty"`
+}
+
+// NodeInfo is what Cluster API's autoscaling from zero reads of a node to be.
+type NodeInfo struct {
+	// Architecture is the node's CPU architecture (amd64, arm64), from the image's
+	// architecture property; not set when the image has none.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Architecture string `json:"architecture,omitempty"`
+
+	// OperatingSystem is the node's operating system: linux.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	OperatingSystem string `json:"operatingSystem,omitempty"`
+}
+
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 // +kubebuilder:resource:path=openstackmachinetemplates,scope=Namespaced,categories=cluster-api,shortName=osmt
 // +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1_v1beta2"
 // +kubebuilder:storageversion
@@ -49,6 +78,9 @@ type OpenStackMachineTemplate struct {
 
 	// +required
 	Spec OpenStackMachineTemplateSpec `json:"spec"`
+
+	// +optional
+	Status OpenStackMachineTemplateStatus `json:"status,omitempty"`
 }
 
 // +kubebuilder:object:root=true

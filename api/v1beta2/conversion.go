@@ -136,6 +136,7 @@ func (src *OpenStackMachineTemplate) ConvertTo(dstRaw conversion.Hub) error {
 	}
 	dst.ObjectMeta = src.ObjectMeta
 	machineSpecToHub(&src.Spec.Template.Spec, &dst.Spec.Template.Spec)
+	dst.Status = src.Status
 	return nil
 }
 
@@ -147,6 +148,7 @@ func (dst *OpenStackMachineTemplate) ConvertFrom(srcRaw conversion.Hub) error {
 	}
 	dst.ObjectMeta = src.ObjectMeta
 	machineSpecFromHub(&src.Spec.Template.Spec, &dst.Spec.Template.Spec)
+	dst.Status = src.Status
 	return nil
 }
 

@@ -18,6 +18,8 @@ package v1beta2
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 )
 
 // OpenStackMachineTemplateSpec is the desired state of an OpenStackMachineTemplate.
@@ -34,6 +36,7 @@ type OpenStackMachineTemplateResource struct {
 }
 
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 // +kubebuilder:resource:path=openstackmachinetemplates,scope=Namespaced,categories=cluster-api,shortName=osmt
 // +kubebuilder:printcolumn:name="Flavor",type="string",JSONPath=".spec.template.spec.flavor.filter.name",description="Nova flavor of the machines, when selected by name"
 // +kubebuilder:printcolumn:name="Image",type="string",JSONPath=".spec.template.spec.image.filter.name",description="Glance image of the machines, when selected by name"
@@ -47,6 +50,10 @@ type OpenStackMachineTemplate struct {
 
 	// +required
 	Spec OpenStackMachineTemplateSpec `json:"spec"`
+
+	// Status is what a machine of the template will have, for autoscaling from zero.
+	// +optional
+	Status infrav1.OpenStackMachineTemplateStatus `json:"status,omitempty"`
 }
 
 // +kubebuilder:object:root=true

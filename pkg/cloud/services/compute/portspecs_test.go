@@ -114,3 +114,10 @@ func TestResolvePorts(t *testing.T) {
 		})
 	}
 }
+
+func TestArchitectureAsKubernetesNamesIt(t *testing.T) {
+	g := NewWithT(t)
+	for in, want := range map[any]string{"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64", "ppc64le": "ppc64le", nil: "", 7: ""} {
+		g.Expect(architecture(in)).To(Equal(want), "%v", in)
+	}
+}
