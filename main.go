@@ -129,7 +129,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.clusterConcurrency, "openstackcluster-concurrency", 10,
 		"How many OpenStackClusters are reconciled at once.")
 	fs.IntVar(&o.machineConcurrency, "openstackmachine-concurrency", 10,
-		"How many OpenStackMachines are reconciled at once.")
+		"How many OpenStackMachines (and, apart, OpenStackMachineTemplates) are reconciled at once.")
 
 	fs.StringSliceVar(&o.allowedAuthHosts, "allowed-auth-url-hosts", nil,
 		"The endpoints an identity Secret's auth_url may name, comma separated: host (on Keystone's usual ports, 5000 or "+
@@ -265,7 +265,7 @@ func setupControllers(ctx context.Context, mgr manager.Manager, o *options) erro
 		Client:           mgr.GetClient(),
 		ScopeFactory:     factory,
 		WatchFilterValue: o.watchFilterValue,
-	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 1}); err != nil {
+	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: o.machineConcurrency}); err != nil {
 		return fmt.Errorf("setting up the OpenStackMachineTemplate controller: %w", err)
 	}
 	return nil

@@ -66,8 +66,9 @@ func TestMachineTemplateReportsItsCapacity(t *testing.T) {
 	own := &infrav1.OpenStackMachineTemplate{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "large"},
 		Spec: infrav1.OpenStackMachineTemplateSpec{Template: infrav1.OpenStackMachineTemplateResource{Spec: infrav1.OpenStackMachineSpec{
-			Flavor:      ptr.To("m1.large"),
-			Image:       infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To("ubuntu")}},
+			Flavor: ptr.To("m1.large"),
+			// An image the cloud does not have leaves only the architecture out.
+			Image:       infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To("not-uploaded-yet")}},
 			IdentityRef: &infrav1.OpenStackIdentityReference{Name: "cloud-config", CloudName: "openstack"},
 		}}},
 	}

@@ -131,13 +131,14 @@ func (c *clusterReconcile) reconcileBastion(ctx context.Context, network *infrav
 	}
 	switch {
 	case network == nil:
-		return &bastionFound{waiting: "the cluster network", Outcome: outcome.Outcome{RequeueAfter: requeue.Wait}}
+		return &bastionFound{status: osc.Status.Bastion, waiting: "the cluster network", Outcome: outcome.Outcome{RequeueAfter: requeue.Wait}}
 	case osc.Spec.ManagedSecurityGroups != nil && (groups == nil || groups.Bastion == nil):
-		return &bastionFound{waiting: "the bastion's security group", Outcome: outcome.Outcome{RequeueAfter: requeue.Wait}}
+		return &bastionFound{status: osc.Status.Bastion, waiting: "the bastion's security group", Outcome: outcome.Outcome{RequeueAfter: requeue.Wait}}
 	}
 	spec, err := c.bastionInstance(ctx, svc, network, groups, want)
 	if err != nil {
-		return &bastionFound{Outcome: outcome.Failed(bastionPaths(err))}
+		// What an interrupted create recorded stays recorded, so that a removal finds its ports.
+		return &bastionFound{status: osc.Status.Bastion, Outcome: outcome.Failed(bastionPaths(err))}
 	}
 	created, err := svc.Create(ctx, spec)
 	if err != nil {
@@ -330,7 +331,9 @@ func (c *clusterReconcile) markedBastionPorts(ctx context.Context, ids []compute
 		for _, p := range found {
 			if strings.HasPrefix(p.Name, prefix) && !seen[p.Name] {
 				seen[p.Name] = true
-				ids = append(ids, compute.PortIdentity{Name: p.Name, Description: p.Description})
+				// Possibly the parent of a trunk of an earlier spec: DeletePorts deletes the
+				// trunks on it that carry the mark first.
+				ids = append(ids, compute.PortIdentity{Name: p.Name, Description: p.Description, Trunk: true})
 			}
 		}
 	}

@@ -19,6 +19,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +37,9 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
+
+// templateDeadline bounds one template's reconcile: a few reads of Keystone, Nova and Glance.
+const templateDeadline = 30 * time.Second
 
 // OpenStackMachineTemplateReconciler writes, in a template's status, what its machines' nodes
 // will have (Cluster API's autoscaling from zero): the flavor's CPUs and memory, the root disk's
@@ -65,7 +70,7 @@ func (r *OpenStackMachineTemplateReconciler) SetupWithManager(ctx context.Contex
 // without credentials of its own or a cluster to take them from, or whose flavor the cloud
 // refutes, is looked at again after requeue.Config, and its status is left as it is.
 func (r *OpenStackMachineTemplateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, reconcileDeadline)
+	ctx, cancel := context.WithTimeout(ctx, templateDeadline)
 	defer cancel()
 	log := ctrl.LoggerFrom(ctx)
 	osmt := &infrav1.OpenStackMachineTemplate{}
@@ -117,7 +122,7 @@ func (r *OpenStackMachineTemplateReconciler) identityOf(ctx context.Context, osm
 	}
 	name := osmt.Labels[clusterv1.ClusterNameLabel]
 	for _, o := range osmt.OwnerReferences {
-		if name == "" && o.Kind == "Cluster" {
+		if name == "" && o.Kind == "Cluster" && strings.HasPrefix(o.APIVersion, clusterv1.GroupVersion.Group+"/") {
 			name = o.Name
 		}
 	}
@@ -128,10 +133,12 @@ func (r *OpenStackMachineTemplateReconciler) identityOf(ctx context.Context, osm
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: osmt.Namespace, Name: name}, cluster); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	osc := &infrav1.OpenStackCluster{}
-	if infra := cluster.Spec.InfrastructureRef.Name; infra == "" {
+	infra := cluster.Spec.InfrastructureRef
+	if infra.Name == "" || infra.Kind != "OpenStackCluster" || infra.APIGroup != infrav1.GroupVersion.Group {
 		return nil, nil
-	} else if err := r.Client.Get(ctx, client.ObjectKey{Namespace: osmt.Namespace, Name: infra}, osc); err != nil {
+	}
+	osc := &infrav1.OpenStackCluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: osmt.Namespace, Name: infra.Name}, osc); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
 	return osc.Spec.IdentityRef, nil

@@ -29,7 +29,8 @@ import (
 // TemplateCapacity is what a machine of spec will have, for autoscaling from zero: the flavor's
 // vCPUs and memory, the root volume's size or else the flavor's disk as ephemeral storage, linux,
 // and the image's architecture when Glance records one (x86_64 is amd64, aarch64 is arm64). An
-// image given only by an ORC reference is not read: the architecture is left out.
+// image given only by an ORC reference, or one the cloud does not resolve, leaves the
+// architecture out.
 func TemplateCapacity(ctx context.Context, s *Service, spec *infrav1.OpenStackMachineSpec) (*infrav1.OpenStackMachineTemplateStatus, error) {
 	id, err := s.ResolveFlavor(ctx, spec.Flavor, spec.FlavorID)
 	if err != nil {
@@ -52,15 +53,13 @@ func TemplateCapacity(ctx context.Context, s *Service, spec *infrav1.OpenStackMa
 	}
 	status := &infrav1.OpenStackMachineTemplateStatus{Capacity: capacity, NodeInfo: &infrav1.NodeInfo{OperatingSystem: "linux"}}
 	if spec.Image.ImageRef == nil {
-		imageID, err := s.ResolveImage(ctx, &spec.Image)
-		if err != nil {
-			return nil, err
+		// The architecture is a hint: an image the cloud does not resolve leaves it out, and the
+		// capacity stands.
+		if imageID, err := s.ResolveImage(ctx, &spec.Image); err == nil {
+			if image, err := s.image.GetImage(ctx, imageID); err == nil {
+				status.NodeInfo.Architecture = architecture(image.Properties["architecture"])
+			}
 		}
-		image, err := s.image.GetImage(ctx, imageID)
-		if err != nil {
-			return nil, fmt.Errorf("getting image %s: %w", imageID, err)
-		}
-		status.NodeInfo.Architecture = architecture(image.Properties["architecture"])
 	}
 	return status, nil
 }
