@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/logs"
 	logsv1 "k8s.io/component-base/logs/api/v1"
@@ -44,11 +45,13 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/takeover"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/webhooks"
 )
 
 // Leader election and events are the manager's own needs; each controller declares the rest.
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",namespace=system,resources=configmaps,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // Leader election records its events through the core API's events, not events.k8s.io's.
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
@@ -88,6 +91,8 @@ type options struct {
 	allowedAuthHosts []string
 	authEndpoints    []scope.AuthEndpoint
 	dnsSuffixes      []string
+	// takeoverRecord is the ConfigMap, namespace/name, of the operator's takeover record.
+	takeoverRecord string
 }
 
 func newOptions() *options {
@@ -138,10 +143,16 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.dnsSuffixes, "dns-suffixes", nil,
 		"The DNS suffixes under which clusters may publish their endpoint's records (spec.apiServerLoadBalancer.dns), "+
 			"comma separated (example.com allows api.prod.example.com); DNS publishing is off when empty.")
+	fs.StringVar(&o.takeoverRecord, "takeover-record", "",
+		"The ConfigMap, namespace/name, that records the objects whose resources upstream CAPO made and this provider may adopt "+
+			"(written by the pre-flight's --record-takeover); default "+takeover.DefaultName+" in the manager's namespace ($POD_NAMESPACE).")
 }
 
 func (o *options) validate() error {
 	var errs []error
+	if ns, name, ok := strings.Cut(o.takeoverRecord, "/"); ok && (ns == "" || name == "" || strings.Contains(name, "/")) {
+		errs = append(errs, fmt.Errorf("--takeover-record %q: want namespace/name, or a name", o.takeoverRecord))
+	}
 	// An empty list reaches the manager as "" (the components file's default, as clusterctl
 	// needs one): no entry.
 	o.allowedAuthHosts = slices.DeleteFunc(o.allowedAuthHosts, func(h string) bool { return strings.TrimSpace(h) == "" })
@@ -242,6 +253,8 @@ func newManager(restConfig *rest.Config, o *options) (manager.Manager, error) {
 // setupControllers registers the reconcilers with the manager.
 func setupControllers(ctx context.Context, mgr manager.Manager, o *options) error {
 	factory := &scope.SecretFactory{Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("scope"), AllowedAuthHosts: o.authEndpoints}
+	record := &takeover.Record{Reader: mgr.GetAPIReader(), Key: o.takeoverKey()}
+	ctrl.Log.Info("Takeovers from upstream CAPO are read from ConfigMap " + record.Key.String())
 	if err := (&controllers.OpenStackClusterReconciler{
 		Client:           mgr.GetClient(),
 		APIReader:        mgr.GetAPIReader(),
@@ -249,6 +262,7 @@ func setupControllers(ctx context.Context, mgr manager.Manager, o *options) erro
 		ScopeFactory:     factory,
 		WatchFilterValue: o.watchFilterValue,
 		DNSSuffixes:      o.dnsSuffixes,
+		Takeover:         record,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: o.clusterConcurrency}); err != nil {
 		return fmt.Errorf("setting up the OpenStackCluster controller: %w", err)
 	}
@@ -258,6 +272,7 @@ func setupControllers(ctx context.Context, mgr manager.Manager, o *options) erro
 		Recorder:         mgr.GetEventRecorder("openstackmachine-controller"),
 		ScopeFactory:     factory,
 		WatchFilterValue: o.watchFilterValue,
+		Takeover:         record,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: o.machineConcurrency}); err != nil {
 		return fmt.Errorf("setting up the OpenStackMachine controller: %w", err)
 	}
@@ -322,4 +337,26 @@ func main() {
 		log.Error(err, "running the manager")
 		os.Exit(1)
 	}
+}
+
+// takeoverKey is the takeover record's ConfigMap: --takeover-record, else takeover.DefaultName in
+// the manager's namespace ($POD_NAMESPACE, else the service account's, else capo-system).
+func (o *options) takeoverKey() types.NamespacedName {
+	if ns, name, ok := strings.Cut(o.takeoverRecord, "/"); ok {
+		return types.NamespacedName{Namespace: ns, Name: name}
+	}
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+			ns = strings.TrimSpace(string(b))
+		}
+	}
+	if ns == "" {
+		ns = "capo-system"
+	}
+	name := o.takeoverRecord
+	if name == "" {
+		name = takeover.DefaultName
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}
 }

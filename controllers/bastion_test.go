@@ -131,7 +131,7 @@ func TestBastionIsMadeReplacedAndRemoved(t *testing.T) {
 	g.Expect(server.Metadata).NotTo(HaveKey(compute.OwnerMetadataKey), "no machine may take the bastion for its server")
 	g.Expect(first.IP).To(HavePrefix("10.6.0."))
 	g.Expect(floatingIPAt(g, cloud, first.FloatingIP).FixedIP).To(Equal(first.IP))
-	g.Expect(floatingIPAt(g, cloud, first.FloatingIP).Description).To(Equal(networking.BastionFloatingIPMarks(ns, "c").Ours))
+	g.Expect(floatingIPAt(g, cloud, first.FloatingIP).Description).To(Equal(networking.BastionFloatingIPMarks(ns, "c", true).Ours))
 	g.Expect(sshRules(g, cloud, bastionGroup)).To(ConsistOf("0.0.0.0/0"))
 	bastionGroupID := got.Status.BastionSecurityGroup.ID
 	g.Expect(sshRules(g, cloud, cpGroup)).To(ConsistOf(bastionGroupID))
@@ -171,7 +171,7 @@ func TestBastionIsMadeReplacedAndRemoved(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(gs).To(BeEmpty())
 		g.Expect(sshRules(g, cloud, cpGroup)).To(BeEmpty())
-		fips, err := cloud.Network().ListFloatingIPs(ctx, floatingips.ListOpts{Description: networking.BastionFloatingIPMarks(ns, "c").Ours})
+		fips, err := cloud.Network().ListFloatingIPs(ctx, floatingips.ListOpts{Description: networking.BastionFloatingIPMarks(ns, "c", true).Ours})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(fips).To(BeEmpty())
 		left, err := cloud.Network().ListPorts(ctx, ports.ListOpts{Name: "c-bastion-0"})
@@ -201,6 +201,7 @@ func TestUpstreamsBastionIsTakenOver(t *testing.T) {
 	cloud := newCloud(t, g, ns)
 	addMachineImages(cloud)
 	osc := newCluster(g, ns, false, managedSpec(), true)
+	recordTakeover(ctx, g, osc)
 	var network *infrav1.NetworkStatusWithSubnets
 	g.Eventually(func(g Gomega) {
 		got := get(g, osc)
@@ -241,7 +242,7 @@ func TestUpstreamsBastionIsTakenOver(t *testing.T) {
 		st := bastionReady(g, osc)
 		g.Expect(st.ID).To(Equal(upstream.ID))
 		g.Expect(st.FloatingIP).To(Equal(fip.FloatingIP))
-		g.Expect(floatingIPAt(g, cloud, fip.FloatingIP).Description).To(Equal(networking.BastionFloatingIPMarks(ns, "c").Ours))
+		g.Expect(floatingIPAt(g, cloud, fip.FloatingIP).Description).To(Equal(networking.BastionFloatingIPMarks(ns, "c", true).Ours))
 	}, eventually, poll).Should(Succeed())
 	g.Expect(bastionServers(g, cloud)).To(HaveLen(3), "no server is created beside upstream's")
 

@@ -259,7 +259,7 @@ func (c *clusterReconcile) bastionServing(ctx context.Context, server *servers.S
 	if external == nil || ptr.Deref(osc.Spec.DisableExternalNetwork, false) || st.IP == "" {
 		return &bastionFound{status: st}
 	}
-	address, err := c.net.ReconcileServerFloatingIP(ctx, networking.BastionFloatingIPMarks(osc.Namespace, c.cluster.Name), external.ID, osc.Spec.Bastion.FloatingIP, server.ID, st.IP)
+	address, err := c.net.ReconcileServerFloatingIP(ctx, networking.BastionFloatingIPMarks(osc.Namespace, c.cluster.Name, c.takeover), external.ID, osc.Spec.Bastion.FloatingIP, server.ID, st.IP)
 	if err != nil {
 		return &bastionFound{status: st, Outcome: outcome.Failed(err)}
 	}
@@ -277,7 +277,7 @@ func (c *clusterReconcile) removeBastion(ctx context.Context, svc *compute.Servi
 	if server == nil && osc.Status.Bastion == nil && !always {
 		return &bastionFound{removed: why == ""}
 	}
-	if err := c.net.ReleaseFloatingIPs(ctx, networking.BastionFloatingIPMarks(osc.Namespace, c.cluster.Name), "the bastion"); err != nil {
+	if err := c.net.ReleaseFloatingIPs(ctx, networking.BastionFloatingIPMarks(osc.Namespace, c.cluster.Name, c.takeover), "the bastion"); err != nil {
 		return &bastionFound{status: osc.Status.Bastion, Outcome: outcome.Failed(err)}
 	}
 	waiting := "Nova to delete the bastion's server"

@@ -46,6 +46,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/takeover"
 )
 
 // OpenStackClusterReconciler reconciles OpenStackClusters: the network, security groups, failure
@@ -66,6 +67,9 @@ type OpenStackClusterReconciler struct {
 	// observations of load balancers across reconciles; one is made when nil.
 	LoadBalancerMemory *loadbalancer.Memory
 	memoryOnce         sync.Once
+	// Takeover is the operator's record of the clusters taken over from upstream CAPO; nil
+	// records none.
+	Takeover *takeover.Record
 
 	shared shared
 	checks fullChecks
@@ -132,7 +136,8 @@ func (r *OpenStackClusterReconciler) begin(ctx context.Context, osc *infrav1.Ope
 	}
 	log = log.WithValues("Cluster", clusterRef(cluster))
 	ctx = ctrl.LoggerInto(ctx, log)
-	return ctx, &clusterReconcile{r: r, cluster: cluster, osc: osc, report: report.NewRecorder(r.Recorder, osc, log)}, cluster, nil
+	return ctx, &clusterReconcile{r: r, cluster: cluster, osc: osc, report: report.NewRecorder(r.Recorder, osc, log),
+		takeover: r.Takeover.Allows(ctx, "OpenStackCluster", osc)}, cluster, nil
 }
 
 // ownerClusterName is the name of the Cluster an OpenStackCluster belongs to, from its owner
@@ -156,6 +161,8 @@ type clusterReconcile struct {
 	clients *scope.Clients
 	net     *networking.Service
 	found   clusterFindings
+	// takeover says the operator recorded the takeover of this cluster from upstream CAPO.
+	takeover bool
 }
 
 func (c *clusterReconcile) conditionTypes() []string { return ownedClusterConditions }
@@ -174,12 +181,13 @@ func (c *clusterReconcile) loadBalancers() *loadbalancer.Service {
 // owner is the cluster as the mark on its resources names it (ownership.Owner), in the
 // credential's project.
 func (c *clusterReconcile) owner() ownership.Owner {
-	return clusterOwner(c.osc, c.clients.ProjectID)
+	return clusterOwner(c.osc, c.clients.ProjectID, c.takeover)
 }
 
-// clusterOwner is osc as the mark on its resources names it.
-func clusterOwner(osc *infrav1.OpenStackCluster, projectID string) ownership.Owner {
-	return ownership.Owner{Kind: "OpenStackCluster", Namespace: osc.Namespace, Name: osc.Name, Created: osc.CreationTimestamp.Time, ProjectID: projectID}
+// clusterOwner is osc as the mark on its resources names it; takeover says the operator recorded
+// its takeover from upstream CAPO.
+func clusterOwner(osc *infrav1.OpenStackCluster, projectID string, takeover bool) ownership.Owner {
+	return ownership.Owner{Kind: "OpenStackCluster", Namespace: osc.Namespace, Name: osc.Name, Created: osc.CreationTimestamp.Time, ProjectID: projectID, Takeover: takeover}
 }
 
 // loadBalancersApart says whether the load balancers need nothing of the cluster network, so that

@@ -378,9 +378,9 @@ func TestDeletingWithCredentialsThatNeverWorked(t *testing.T) {
 		said = slices.Compact(said)
 		g.Expect(said).To(Equal([]string{
 			"OpenStackCluster c: Deleted without calling OpenStack: " + refusal.Error() + ", and the status records no OpenStack resource. Anything made and never recorded carries the tag " +
-				clusterOwner(osc, "").Tag() + ` or the description "Created by the Cluster API OpenStack provider for OpenStackCluster ` + ns + `/c"`,
+				clusterOwner(osc, "", false).Tag() + ` or the description "Created by the Cluster API OpenStack provider for OpenStackCluster ` + ns + `/c"`,
 			"OpenStackMachine plain: Deleted without calling OpenStack: " + refusal.Error() + `, and neither the spec nor the status records a server. A port or a volume made and never recorded carries the description "Created by the Cluster API OpenStack provider for OpenStackMachine ` + ns + `/plain" (a port may carry the tag ` +
-				machineOwner(plain, "").Tag() + " instead)",
+				machineOwner(plain, "", false).Tag() + " instead)",
 		}))
 	}, eventually, poll).Should(Succeed())
 }

@@ -69,7 +69,7 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 			// external network, the first thing the controller looks up): the controller never
 			// reached OpenStack, so there is nothing to delete, and waiting for an identity that
 			// may never answer would keep the object forever.
-			owner := clusterOwner(osc, "")
+			owner := clusterOwner(osc, "", false)
 			c.report.Warn("DeletedWithoutOpenStack", report.Resource{},
 				"Deleted without calling OpenStack: %s, and the status records no OpenStack resource. Anything made and never recorded carries the tag %s or the description %q",
 				failureMessage(err), owner.Tag(), owner.Description())
@@ -184,7 +184,7 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	// The load balancers are gone: what is left goes, found by name and mark, so that a cluster
 	// whose status was lost leaves nothing behind. The API server's floating IP of a cluster
 	// without a load balancer goes before the router it is reached through.
-	if err := c.net.DeleteAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(cluster.Namespace, cluster.Name)); err != nil {
+	if err := c.net.DeleteAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(cluster.Namespace, cluster.Name, c.takeover)); err != nil {
 		return ctrl.Result{}, err
 	}
 	if !groupsRan || groupsWait {

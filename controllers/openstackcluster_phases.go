@@ -300,7 +300,7 @@ func (c *clusterReconcile) reconcileEndpoint(ctx context.Context, lbs *zones.Res
 		}
 		if !spec.APIServerLoadBalancerEnabled() && !ptr.Deref(spec.DisableAPIServerFloatingIP, false) && external != nil && spec.APIServerFloatingIP == nil && isIP(found.Host) {
 			// Taken over from upstream CAPO: its floating IP at the host becomes the cluster's.
-			if err := c.net.AdoptAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(c.cluster.Namespace, c.cluster.Name), found.Host); err != nil {
+			if err := c.net.AdoptAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(c.cluster.Namespace, c.cluster.Name, c.takeover), found.Host); err != nil {
 				return &endpointFound{Outcome: outcome.Failed(err)}
 			}
 		}
@@ -317,7 +317,7 @@ func (c *clusterReconcile) reconcileEndpoint(ctx context.Context, lbs *zones.Res
 	var host string
 	switch {
 	case !ptr.Deref(spec.DisableAPIServerFloatingIP, false) && external != nil:
-		address, err := c.net.ReconcileAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(c.cluster.Namespace, c.cluster.Name),
+		address, err := c.net.ReconcileAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(c.cluster.Namespace, c.cluster.Name, c.takeover),
 			external.ID, spec.APIServerFloatingIP)
 		if err != nil {
 			return &endpointFound{Outcome: outcome.Failed(err)}

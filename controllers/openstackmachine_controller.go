@@ -45,6 +45,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/takeover"
 )
 
 // OpenStackMachineReconciler reconciles OpenStackMachines: one Nova server with its ports, and,
@@ -58,6 +59,9 @@ type OpenStackMachineReconciler struct {
 	Recorder         events.EventRecorder
 	ScopeFactory     scope.Factory
 	WatchFilterValue string
+	// Takeover is the operator's record of the machines and clusters taken over from upstream
+	// CAPO; nil records none.
+	Takeover *takeover.Record
 
 	shared shared
 }
@@ -142,7 +146,10 @@ func (r *OpenStackMachineReconciler) begin(ctx context.Context, osm *infrav1.Ope
 		}
 	}
 	m := &machineReconcile{r: r, osm: osm, machine: machine, cluster: cluster, osc: osc, controlPlane: util.IsControlPlaneMachine(machine),
-		report: report.NewRecorder(r.Recorder, osm, log)}
+		report: report.NewRecorder(r.Recorder, osm, log), takeover: r.Takeover.Allows(ctx, "OpenStackMachine", osm)}
+	if osc != nil {
+		m.clusterTakeover = r.Takeover.Allows(ctx, "OpenStackCluster", osc)
+	}
 	return ctx, m, cluster, nil
 }
 
@@ -158,6 +165,9 @@ type machineReconcile struct {
 	report       *report.Recorder
 	clients      *scope.Clients
 	found        machineFindings
+	// takeover and clusterTakeover say the operator recorded the takeover from upstream CAPO of
+	// this machine and of its cluster.
+	takeover, clusterTakeover bool
 }
 
 // conditionTypes are the conditions the controller owns on this machine, besides Ready and
@@ -178,18 +188,19 @@ func (m *machineReconcile) identityRef() *infrav1.OpenStackIdentityReference {
 
 // compute is the compute service of one reconcile, for the machine's server and ports.
 func (m *machineReconcile) compute() *compute.Service {
-	return compute.NewService(m.clients.Compute, m.clients.Image, m.clients.Volume, m.clients.Network, m.report, machineOwner(m.osm, m.clients.ProjectID))
+	return compute.NewService(m.clients.Compute, m.clients.Image, m.clients.Volume, m.clients.Network, m.report, machineOwner(m.osm, m.clients.ProjectID, m.takeover))
 }
 
-// machineOwner is osm as the mark on its server and ports names it.
-func machineOwner(osm *infrav1.OpenStackMachine, projectID string) ownership.Owner {
-	return ownership.Owner{Kind: "OpenStackMachine", Namespace: osm.Namespace, Name: osm.Name, Created: osm.CreationTimestamp.Time, ProjectID: projectID}
+// machineOwner is osm as the mark on its server and ports names it; takeover says the operator
+// recorded its takeover from upstream CAPO.
+func machineOwner(osm *infrav1.OpenStackMachine, projectID string, takeover bool) ownership.Owner {
+	return ownership.Owner{Kind: "OpenStackMachine", Namespace: osm.Namespace, Name: osm.Name, Created: osm.CreationTimestamp.Time, ProjectID: projectID, Takeover: takeover}
 }
 
 // loadBalancers is the load balancer service of one reconcile, for the cluster's load balancers:
 // membership keeps no memory.
 func (m *machineReconcile) loadBalancers() *loadbalancer.Service {
-	return loadbalancer.NewService(m.clients.LoadBalancer, m.clients.Network, m.report, nil, m.clients.CloudKey, clusterOwner(m.osc, m.clients.ProjectID), m.cluster.Name)
+	return loadbalancer.NewService(m.clients.LoadBalancer, m.clients.Network, m.report, nil, m.clients.CloudKey, clusterOwner(m.osc, m.clients.ProjectID, m.clusterTakeover), m.cluster.Name)
 }
 
 // connect builds the OpenStack clients from the machine's identity (or its cluster's).
@@ -265,7 +276,7 @@ func (m *machineReconcile) reconcileInstance(ctx context.Context) *instanceFound
 	}
 	if err != nil {
 		found := &instanceFound{Outcome: outcome.Failed(err)}
-		if _, refuted := report.AsSpecError(err); refuted {
+		if se, refuted := report.AsSpecError(err); refuted && se.Reason != infrav1.ResourceOwnedElsewhereReason && se.Reason != infrav1.TakeoverNotRecordedReason {
 			found.configurationError = true
 		}
 		return found

@@ -54,7 +54,7 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 		if machineRecordsNothing(m.osm) {
 			// As for a cluster (see clusterReconcile.delete): the controller never made a server
 			// for this machine, and the credentials do not work.
-			owner := machineOwner(m.osm, "")
+			owner := machineOwner(m.osm, "", false)
 			m.report.Warn("DeletedWithoutOpenStack", report.Resource{},
 				"Deleted without calling OpenStack: %s, and neither the spec nor the status records a server. A port or a volume made and never recorded carries the description %q (a port may carry the tag %s instead)",
 				failureMessage(err), owner.Description(), owner.Tag())
@@ -79,10 +79,15 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	d.membershipGone = m.controlPlane
 	svc := m.compute()
 	server, _, err := svc.Find(ctx, knownServerID(m.osm), m.osm.Name, upstreamServer(m))
-	if specErr, ok := report.AsSpecError(err); ok && specErr.Reason == infrav1.ResourceOwnedElsewhereReason {
+	if specErr, ok := report.AsSpecError(err); ok && (specErr.Reason == infrav1.ResourceOwnedElsewhereReason || specErr.Reason == infrav1.TakeoverNotRecordedReason) {
 		// The recorded ID names a server that is not this machine's: it is left alone, and the
 		// machine's own, if any, is found by its name and mark.
 		server, _, err = svc.Find(ctx, "", m.osm.Name, upstreamServer(m))
+	}
+	if specErr, ok := report.AsSpecError(err); ok && specErr.Reason == infrav1.TakeoverNotRecordedReason {
+		// The one server of the machine's name is unmarked and its takeover was not recorded:
+		// it is not this machine's, and is left alone.
+		server, err = nil, nil
 	}
 	if err != nil {
 		d.instanceErr = err

@@ -112,7 +112,7 @@ func (m *machineReconcile) holdFloatingIP(ctx context.Context, found *ingressFou
 	if ep := m.osc.Spec.ControlPlaneEndpoint; address == "" && ep != nil && isIP(ep.Host) {
 		address = ep.Host
 	}
-	fip, err := net.HoldAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(m.cluster.Namespace, m.cluster.Name), address, found.server.ID, found.address)
+	fip, err := net.HoldAPIServerFloatingIP(ctx, networking.APIServerFloatingIPMarks(m.cluster.Namespace, m.cluster.Name, m.clusterTakeover), address, found.server.ID, found.address)
 	if err != nil {
 		found.Outcome = outcome.Failed(err)
 		return

@@ -34,6 +34,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/compute"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 )
@@ -96,7 +97,7 @@ func (r *OpenStackMachineTemplateReconciler) Reconcile(ctx context.Context, req 
 		log.Info("Capacity not known: the identity does not work", "reason", failureMessage(err))
 		return ctrl.Result{RequeueAfter: requeue.Config}, faultOnly(err)
 	}
-	svc := compute.NewService(clients.Compute, clients.Image, clients.Volume, clients.Network, nil, clusterOwner(&infrav1.OpenStackCluster{}, ""))
+	svc := compute.NewService(clients.Compute, clients.Image, clients.Volume, clients.Network, nil, ownership.Owner{})
 	status, err := compute.TemplateCapacity(ctx, svc, &osmt.Spec.Template.Spec)
 	if err != nil {
 		log.Info("Capacity not known", "reason", failureMessage(err))

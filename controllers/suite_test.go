@@ -28,7 +28,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -36,6 +42,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/takeover"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
@@ -127,12 +134,21 @@ func startManager(ctx context.Context) (chan error, error) {
 	// ten seconds apart, so that the test of the recovery is quick.
 	memory := loadbalancer.NewMemory()
 	memory.ErrorInterval = time.Second
+	// The takeover record is read at every reconcile, so that a test that records a takeover
+	// sees it at once.
+	record := &takeover.Record{Reader: mgr.GetAPIReader(), Key: takeoverRecord, MaxAge: time.Nanosecond}
+	if err := mgr.GetAPIReader().Get(ctx, client.ObjectKey{Name: takeoverRecord.Namespace}, &corev1.Namespace{}); apierrors.IsNotFound(err) {
+		if err := mgr.GetClient().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: takeoverRecord.Namespace}}); err != nil {
+			return nil, err
+		}
+	}
 	if err := (&OpenStackClusterReconciler{
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
 		Recorder:           mgr.GetEventRecorder("openstackcluster-controller"),
 		ScopeFactory:       clouds,
 		LoadBalancerMemory: memory,
+		Takeover:           record,
 		// Every endpoint host of the tests is under example.com.
 		DNSSuffixes: []string{"example.com"},
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
@@ -143,6 +159,7 @@ func startManager(ctx context.Context) (chan error, error) {
 		APIReader:    mgr.GetAPIReader(),
 		Recorder:     mgr.GetEventRecorder("openstackmachine-controller"),
 		ScopeFactory: clouds,
+		Takeover:     record,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return nil, err
 	}
@@ -153,4 +170,62 @@ func startManager(ctx context.Context) (chan error, error) {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	return done, nil
+}
+
+// takeoverRecord is the operator's takeover record the test manager reads.
+var takeoverRecord = types.NamespacedName{Namespace: "capo-system", Name: takeover.DefaultName}
+
+// recordTakeover records, as the pre-flight does, the operator's takeover of each object from
+// upstream CAPO.
+func recordTakeover(ctx context.Context, g gomega.Gomega, objs ...client.Object) {
+	g.Eventually(func() error {
+		cm := &corev1.ConfigMap{}
+		err := env.Client.Get(ctx, takeoverRecord, cm)
+		if apierrors.IsNotFound(err) {
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: takeoverRecord.Namespace, Name: takeoverRecord.Name}}
+		} else if err != nil {
+			return err
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		for _, obj := range objs {
+			g.Expect(obj.GetUID()).NotTo(gomega.BeEmpty(), "a takeover is recorded for an object that exists")
+			kind := "OpenStackCluster"
+			if _, ok := obj.(*infrav1.OpenStackMachine); ok {
+				kind = "OpenStackMachine"
+			}
+			cm.Data[takeover.Entry(kind, obj.GetNamespace(), obj.GetName())] = string(obj.GetUID())
+		}
+		if cm.ResourceVersion == "" {
+			return env.Client.Create(ctx, cm)
+		}
+		return env.Client.Update(ctx, cm)
+	}).WithTimeout(10 * time.Second).Should(gomega.Succeed())
+	// The record is read at each reconcile and changes in it start none: each object is
+	// touched, so that the takeover begins now rather than at its next requeue.
+	for _, obj := range objs {
+		g.Eventually(func() error {
+			cur := obj.DeepCopyObject().(client.Object)
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+				return err
+			}
+			a := cur.GetAnnotations()
+			if a == nil {
+				a = map[string]string{}
+			}
+			a["test/takeover-recorded"] = "true"
+			cur.SetAnnotations(a)
+			return env.Client.Update(ctx, cur)
+		}).WithTimeout(10 * time.Second).Should(gomega.Succeed())
+	}
+}
+
+// reasonsOf are the reasons of obj's conditions.
+func reasonsOf(osc *infrav1.OpenStackCluster) []string {
+	var out []string
+	for _, c := range osc.Status.Conditions {
+		out = append(out, c.Reason)
+	}
+	return out
 }

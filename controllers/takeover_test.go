@@ -229,6 +229,17 @@ func takeOverUpstreamCluster(t *testing.T, version string) {
 	spec := managedSpec()
 	spec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true), AdditionalPorts: []int{9345}}
 	osc := newNamedClusterIn(g, version, ns, "c", false, spec, true)
+	// Until the operator records the takeover, nothing of upstream's is adopted or changed, and
+	// nothing is made beside it.
+	g.Eventually(func(g Gomega) {
+		g.Expect(reasonsOf(get(g, osc))).To(ContainElement(infrav1.TakeoverNotRecordedReason))
+	}, eventually, poll).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		for call := range cloud.Calls() {
+			g.Expect(call).To(Or(HavePrefix("Get"), HavePrefix("List")), "no change before the takeover is recorded")
+		}
+	}, "1s", poll).Should(Succeed())
+	recordTakeover(ctx, g, osc)
 	g.Eventually(func(g Gomega) {
 		got := lbReady(g, osc)
 		g.Expect(got.Status.APIServerLoadBalancer).NotTo(BeNil())
@@ -294,6 +305,15 @@ func takeOverUpstreamCluster(t *testing.T, version string) {
 	byName := newMachineIn(g, version, ns, "c-cp-0", "az1", true)
 	upstreamID := "openstack://RegionOne/" + serverIDs["c-cp-1"]
 	byProviderID := newMachineIn(g, version, ns, "c-cp-1", "az1", true, func(s *infrav1.OpenStackMachineSpec) { s.ProviderID = &upstreamID })
+	// Until their takeover is recorded, upstream's servers are not the machines'.
+	g.Eventually(func(g Gomega) {
+		for _, osm := range []*infrav1.OpenStackMachine{byName, byProviderID} {
+			c := conditions.Get(getMachine(g, osm), infrav1.InstanceReadyCondition)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Or(Equal(infrav1.TakeoverNotRecordedReason), Equal(infrav1.ResourceOwnedElsewhereReason)), "%s: %s", osm.Name, c.Message)
+		}
+	}, eventually, poll).Should(Succeed())
+	recordTakeover(ctx, g, byName, byProviderID)
 	g.Eventually(func(g Gomega) {
 		for _, osm := range []*infrav1.OpenStackMachine{byName, byProviderID} {
 			m := getMachine(g, osm)

@@ -30,6 +30,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
@@ -141,7 +142,7 @@ func TestWithoutLoadBalancerUpstreamsFloatingIPIsTakenOver(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		return fip.FloatingIP
 	}
-	upstream := allocate(networking.APIServerFloatingIPMarks(ns, "c").TakenOver[0])
+	upstream := allocate(networking.APIServerFloatingIPMarks(ns, "c", true).TakenOver[0])
 	users := allocate("the team's reserved address")
 
 	// c was upstream's; d's endpoint is the user's address.
@@ -150,10 +151,16 @@ func TestWithoutLoadBalancerUpstreamsFloatingIPIsTakenOver(t *testing.T) {
 	osc := newCluster(g, ns, false, spec, true)
 	spec.ControlPlaneEndpoint = &clusterv1.APIEndpoint{Host: users, Port: 6443}
 	other := newNamedCluster(g, ns, "d", false, spec, true)
+	// Until the operator records the takeover, upstream's address is neither taken nor changed.
+	g.Eventually(func(g Gomega) {
+		g.Expect(reasonsOf(get(g, osc))).To(ContainElement(infrav1.TakeoverNotRecordedReason))
+	}, eventually, poll).Should(Succeed())
+	g.Expect(floatingIPAt(g, cloud, upstream).Description).To(Equal(ownership.UpstreamDescription(ns, "c")))
+	recordTakeover(ctx, g, osc)
 	g.Eventually(func(g Gomega) {
 		g.Expect(conditions.IsTrue(get(g, osc), infrav1.ReadyCondition)).To(BeTrue())
 		g.Expect(conditions.IsTrue(get(g, other), infrav1.ReadyCondition)).To(BeTrue())
-		g.Expect(floatingIPAt(g, cloud, upstream).Description).To(Equal(networking.APIServerFloatingIPMarks(ns, "c").Ours))
+		g.Expect(floatingIPAt(g, cloud, upstream).Description).To(Equal(networking.APIServerFloatingIPMarks(ns, "c", true).Ours))
 		g.Expect(eventReasons(g, ns)).To(ContainElement("AdoptedFloatingIP"))
 	}, eventually, poll).Should(Succeed())
 	g.Expect(floatingIPAt(g, cloud, users).Description).To(Equal("the team's reserved address"))

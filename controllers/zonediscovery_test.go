@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 )
@@ -50,16 +51,21 @@ func TestZonesFoundByTagFollowTheTags(t *testing.T) {
 	g := NewWithT(t)
 	ns := testNamespace("zone-discovery")
 	cloud := newCloud(t, g, ns)
-	cloud.SetAvailabilityZones("az1", "az2", "az3")
+	cloud.SetAvailabilityZones("az1", "az2", "az3", "az4")
 	n := addLBNetwork(t, g, cloud, "az1")
 	zoneTag := func(az string) string { return infrav1.DefaultZoneTagKey + "=" + az }
+	// A subnet is the cluster's to use when it carries the cluster's tag beside the zone's.
+	mine := ownership.Owner{Kind: "OpenStackCluster", Namespace: ns, Name: "c"}.Tag()
 	// az1 is an entry: its subnet's tag, naming another zone, is not looked at.
 	_, err := cloud.Network().ReplaceAllTags(ctx, "subnets", n.subnets["az1"], attributestags.ReplaceAllOpts{Tags: []string{zoneTag("az9")}})
 	g.Expect(err).NotTo(HaveOccurred())
-	az2 := cloud.AddSubnet(n.id, "lb-az2", "10.20.2.0/24", zoneTag("az2"))
-	az3a := cloud.AddSubnet(n.id, "lb-az3a", "10.20.3.0/24", zoneTag("az3"))
-	az3b := cloud.AddSubnet(n.id, "lb-az3b", "10.20.4.0/24", zoneTag("az3"), "unrelated")
+	az2 := cloud.AddSubnet(n.id, "lb-az2", "10.20.2.0/24", zoneTag("az2"), mine)
+	az3a := cloud.AddSubnet(n.id, "lb-az3a", "10.20.3.0/24", zoneTag("az3"), mine)
+	az3b := cloud.AddSubnet(n.id, "lb-az3b", "10.20.4.0/24", zoneTag("az3"), "unrelated", mine)
 	cloud.AddSubnet(n.id, "lb-other", "10.20.5.0/24", "team=a")
+	// Anyone who may make a subnet on the network may tag it for a zone: without the cluster's
+	// tag it is never used.
+	cloud.AddSubnet(n.id, "lb-az4-someone", "10.20.6.0/24", zoneTag("az4"))
 
 	spec := multiAZSpec(n, "az1")
 	spec.APIServerLoadBalancer.ZoneDiscovery = &infrav1.ZoneDiscovery{}
@@ -83,9 +89,10 @@ func TestZonesFoundByTagFollowTheTags(t *testing.T) {
 		g.Expect(c.Message).To(ContainSubstring(fmt.Sprintf(
 			"spec.apiServerLoadBalancer.zoneDiscovery: subnets lb-az3a (%s) and lb-az3b (%s) of network lb-net are all tagged topology.kubernetes.io/zone=az3: "+
 				"remove the tag from all but one, or map the zone in availabilityZoneSubnets", az3a, az3b)))
-		g.Expect(eventReasons(g, ns)).To(ContainElement("DiscoveredZone"))
+		g.Expect(eventReasons(g, ns)).To(ContainElements("DiscoveredZone", "SubnetNotTaggedForCluster"))
 		g.Expect(azs).To(Equal([]string{"az1", "az2"}))
 	}, eventually, poll).Should(Succeed())
+	g.Expect(lbsIn(cloud)).NotTo(HaveKey(zones.Name(ns, "c", "az4")))
 	g.Expect(lbsIn(cloud)).NotTo(HaveKey(zones.Name(ns, "c", "az3")))
 	g.Expect(lbsIn(cloud)).NotTo(HaveKey(zones.Name(ns, "c", "az9")))
 
@@ -100,7 +107,7 @@ func TestZonesFoundByTagFollowTheTags(t *testing.T) {
 	}, eventually, poll).Should(Succeed())
 
 	// A second tag for a zone that runs keeps it where its load balancer is.
-	retag(g, cloud, osc, az3a, zoneTag("az3"))
+	retag(g, cloud, osc, az3a, zoneTag("az3"), mine)
 	g.Consistently(func(g Gomega) {
 		got := lbReady(g, osc)
 		g.Expect(got.Status.APIServerLoadBalancers).To(HaveLen(3))
@@ -128,8 +135,9 @@ func TestZoneDiscoveryAloneWithEveryZoneRefusedIsReported(t *testing.T) {
 	cloud.SetAvailabilityZones("az1")
 	n := addLBNetwork(t, g, cloud)
 	tag := infrav1.DefaultZoneTagKey + "=az1"
-	a := cloud.AddSubnet(n.id, "lb-a", "10.20.1.0/24", tag)
-	b := cloud.AddSubnet(n.id, "lb-b", "10.20.2.0/24", tag)
+	mine := ownership.Owner{Kind: "OpenStackCluster", Namespace: ns, Name: "c"}.Tag()
+	a := cloud.AddSubnet(n.id, "lb-a", "10.20.1.0/24", tag, mine)
+	b := cloud.AddSubnet(n.id, "lb-b", "10.20.2.0/24", tag, mine)
 	spec := multiAZSpec(n)
 	spec.APIServerLoadBalancer.ZoneDiscovery = &infrav1.ZoneDiscovery{}
 	spec.DisableAPIServerFloatingIP = ptr.To(true)

@@ -66,6 +66,10 @@ const (
 	// another object's mark (their names collide): it is never adopted, changed or deleted, and
 	// nothing is made over it.
 	ResourceOwnedElsewhereReason = "ResourceOwnedElsewhere"
+	// TakeoverNotRecordedReason means a resource in the cloud carries no mark and is named as
+	// upstream CAPO names this object's, but the operator recorded no takeover of the object:
+	// nothing of it is adopted, and nothing is made beside it.
+	TakeoverNotRecordedReason = "TakeoverNotRecorded"
 
 	// ExternalNetworkNotFoundReason means no external network matched, or several did.
 	ExternalNetworkNotFoundReason = "ExternalNetworkNotFound"

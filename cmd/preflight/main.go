@@ -19,9 +19,14 @@ limitations under the License.
 // OpenStackClusterTemplate, OpenStackMachine and OpenStackMachineTemplate (and upstream's
 // OpenStackServer and OpenStackFloatingIPPool objects) and prints, per object, each field this
 // provider's CRDs would prune or its controllers do not honour, and each finalizer, annotation or
-// object that changes meaning. It changes nothing.
+// object that changes meaning. It changes nothing, unless asked to record the takeover.
 //
-//	go run ./cmd/preflight [--kubeconfig FILE]
+//	go run ./cmd/preflight [--kubeconfig FILE] [--record-takeover [--takeover-record NAMESPACE/NAME]]
+//
+// --record-takeover writes the operator's takeover record (a ConfigMap in the provider's
+// namespace, capo-system/capo-takeover by default): every OpenStackCluster and OpenStackMachine
+// that exists now may then adopt the resources upstream CAPO made for it. Without the record, this
+// provider adopts none of them (docs/switching-from-upstream.md).
 //
 // Exit status: 0 when nothing is lost by switching, 1 when something would be (the LOST lines
 // say what), 2 when the check could not run. docs/switching-from-upstream.md says what to do.
@@ -32,17 +37,26 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/preflight"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/takeover"
 )
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "The management cluster's kubeconfig (default: $KUBECONFIG).")
+	record := flag.Bool("record-takeover", false, "Record the takeover of every OpenStackCluster and OpenStackMachine that exists now.")
+	recordKey := flag.String("takeover-record", "capo-system/"+takeover.DefaultName, "The takeover record's ConfigMap, namespace/name: the manager's --takeover-record.")
 	flag.Parse()
+	ns, name, ok := strings.Cut(*recordKey, "/")
+	if !ok || ns == "" || name == "" {
+		fail(fmt.Errorf("--takeover-record %q: want namespace/name", *recordKey))
+	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = *kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
@@ -65,6 +79,13 @@ func main() {
 	}
 	if err := report.Write(os.Stdout); err != nil {
 		fail(err)
+	}
+	if *record {
+		n, err := preflight.RecordTakeover(ctx, c, types.NamespacedName{Namespace: ns, Name: name})
+		if err != nil {
+			fail(err)
+		}
+		fmt.Printf("recorded the takeover of %d objects in ConfigMap %s/%s\n", n, ns, name)
 	}
 	if report.Blocking() {
 		os.Exit(1)

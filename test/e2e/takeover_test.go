@@ -35,6 +35,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,6 +46,7 @@ import (
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/takeover"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
@@ -146,13 +148,19 @@ var _ = Describe("A cluster upstream CAPO created, taken over in place", Ordered
 		Expect(before.loadBalancer.listeners).To(HaveLen(2), "a listener per port")
 	}, NodeTimeout(9*time.Minute))
 
-	It("passes the pre-flight check while upstream runs", func(ctx SpecContext) {
-		cmd := exec.CommandContext(ctx, "go", "run", "./cmd/preflight", "--kubeconfig", os.Getenv("KUBECONFIG"))
+	It("passes the pre-flight check while upstream runs, which records the takeover", func(ctx SpecContext) {
+		cmd := exec.CommandContext(ctx, "go", "run", "./cmd/preflight", "--kubeconfig", os.Getenv("KUBECONFIG"),
+			"--record-takeover", "--takeover-record", providerNamespace+"/"+takeover.DefaultName)
 		cmd.Dir = envtestutil.RepoRoot()
 		out, err := cmd.CombinedOutput()
 		GinkgoWriter.Printf("pre-flight check:\n%s", out)
 		Expect(err).NotTo(HaveOccurred(), "the pre-flight check finds nothing this cluster would lose")
 		Expect(string(out)).To(ContainSubstring("OpenStackServer " + namespace + "/" + machine))
+		Expect(string(out)).To(MatchRegexp(`recorded the takeover of \d+ objects in ConfigMap ` + providerNamespace + "/" + takeover.DefaultName))
+		record := &corev1.ConfigMap{}
+		Expect(kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: takeover.DefaultName}, record)).To(Succeed())
+		Expect(record.Data).To(HaveKey(takeover.Entry("OpenStackCluster", namespace, name)))
+		Expect(record.Data).To(HaveKey(takeover.Entry("OpenStackMachine", namespace, machine)))
 	}, NodeTimeout(3*time.Minute))
 
 	It("is taken over by this provider with no OpenStack resource created or deleted", func(ctx SpecContext) {

@@ -319,7 +319,19 @@ func (a *computeAPI) ListAvailabilityZones(context.Context) ([]availabilityzones
 
 func (a *computeAPI) ListServerGroups(_ context.Context, _ servergroups.ListOptsBuilder) ([]servergroups.ServerGroup, error) {
 	return locked(a.c, "ListServerGroups", func(c *Cloud) ([]servergroups.ServerGroup, error) {
-		return slices.Clone(c.compute.groups), nil
+		// As Nova shows them: each group with the servers made in it, and the project.
+		out := slices.Clone(c.compute.groups)
+		for i := range out {
+			out[i].ProjectID = "fake-project"
+			out[i].Members = nil
+			for _, e := range c.compute.servers.all() {
+				if e.server.ServerGroups != nil && slices.Contains(*e.server.ServerGroups, out[i].ID) {
+					out[i].Members = append(out[i].Members, e.server.ID)
+				}
+			}
+			slices.Sort(out[i].Members)
+		}
+		return out, nil
 	})
 }
 

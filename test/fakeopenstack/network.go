@@ -18,6 +18,7 @@ package fakeopenstack
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -88,6 +89,20 @@ func (c *Cloud) AddSubnet(networkID, name, cidr string, tags ...string) string {
 		panic(err)
 	}
 	return s.ID
+}
+
+// AddNetworkOfProject creates a network and its subnet as a user of another project would, and
+// shares them into this one (Neutron RBAC: any user may share what they own): they list here, with
+// their own project. It returns the network's and the subnet's IDs.
+func (c *Cloud) AddNetworkOfProject(project, name, description, cidr string) (string, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.createNetwork(map[string]any{"name": name, "description": description, "project_id": project, "tenant_id": project})
+	sn, err := c.createSubnet(map[string]any{"network_id": n.ID, "name": name, "description": description, "cidr": cidr, "project_id": project, "tenant_id": project})
+	if err != nil {
+		panic(err)
+	}
+	return n.ID, sn.ID
 }
 
 func (c *Cloud) createNetwork(body map[string]any) *networks.Network {
@@ -387,11 +402,24 @@ func (a *networkAPI) UpdatePort(_ context.Context, id string, opts ports.UpdateO
 		if err != nil {
 			return nil, err
 		}
+		// The port as JSON, the keys the update sets overlaid: a Port decodes as a whole (its
+		// UnmarshalJSON replaces every field), so the update goes through the whole object.
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		whole := map[string]any{}
+		if err := json.Unmarshal(raw, &whole); err != nil {
+			return nil, err
+		}
 		for _, key := range []string{"name", "description", "device_id", "device_owner", "security_groups", "allowed_address_pairs", "admin_state_up"} {
 			if _, set := body[key]; set {
-				decodeInto(map[string]any{key: body[key]}, p)
+				whole[key] = body[key]
 			}
 		}
+		updated := &ports.Port{}
+		decodeInto(whole, updated)
+		*p = *updated
 		return clone(p), nil
 	})
 }

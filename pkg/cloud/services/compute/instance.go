@@ -140,6 +140,9 @@ func (s *Service) Find(ctx context.Context, knownID, name string, legacy *Legacy
 			return nil, false, fmt.Errorf("getting server %s: %w", knownID, err)
 		}
 		c := claim(server)
+		if c.Claim == ownership.Unrecorded {
+			return nil, false, ownership.NotRecorded("server", c)
+		}
 		if !ownership.Mine(c) {
 			if c.Claim != ownership.Foreign {
 				c.Claim, c.Owner = ownership.Foreign, "no machine of this provider (it carries no mark, and is not upstream's server of this machine)"

@@ -75,7 +75,7 @@ func newMocked(t *testing.T) (*mocked, *Service) {
 // serviceFor is a service for the machine name of namespace ns.
 func (m *mocked) serviceFor(name string) *Service {
 	return NewService(m.compute, m.image, m.volume, m.net, report.NewRecorder(m.recorder, &infrav1.OpenStackMachine{}, logr.Discard()),
-		ownership.Owner{Kind: "OpenStackMachine", Namespace: "ns", Name: name})
+		ownership.Owner{Kind: "OpenStackMachine", Namespace: "ns", Name: name, Takeover: true})
 }
 
 // wire is a request body as OpenStack receives it: through JSON.

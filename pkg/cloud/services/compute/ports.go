@@ -108,7 +108,11 @@ func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, 
 		return nil, err
 	}
 	if port == nil {
-		opts := ports.CreateOpts{Name: spec.Name, Description: spec.Description, NetworkID: spec.NetworkID}
+		// The port is made with the machine's mark as its description, whatever the spec's, so
+		// that it is the machine's from its first moment: a crash before the tag below leaves a
+		// port the next attempt finds by its mark. The user's description replaces the mark once
+		// the tag carries it.
+		opts := ports.CreateOpts{Name: spec.Name, Description: s.owner.Description(), NetworkID: spec.NetworkID}
 		if len(spec.FixedIPs) > 0 {
 			// Not even an empty list: Neutron refuses "fixed_ips": null.
 			opts.FixedIPs = spec.FixedIPs
@@ -143,6 +147,14 @@ func (s *Service) ensurePort(ctx context.Context, spec *PortSpec) (*ports.Port, 
 	}
 	if _, err := networking.EnsureTags(ctx, s.network, "ports", port.ID, port.Tags, tags); err != nil {
 		return nil, fmt.Errorf("port %s: %w", spec.Name, err)
+	}
+	if port.Description == s.owner.Description() && spec.Description != port.Description {
+		description := spec.Description
+		updated, err := s.network.UpdatePort(ctx, port.ID, ports.UpdateOpts{Description: &description})
+		if err != nil {
+			return nil, fmt.Errorf("giving port %s its description: %w", spec.Name, err)
+		}
+		port = updated
 	}
 	if spec.Trunk {
 		if err := s.ensureTrunk(ctx, port); err != nil {
@@ -202,9 +214,9 @@ func (s *Service) deleteTrunks(ctx context.Context, p *ports.Port, id PortIdenti
 // portClaim is what a port named after one of the machine's is to the machine: its mark is the
 // machine's description (the default one) or the machine's tag (on a port whose description is
 // the user's). Without a mark, a port attached to nothing that carries upstream's description,
-// or the user's description without the tag (made by a release before marks, or left by a
-// crash before the tag), is the machine's when it is younger than the machine and in its
-// project (ownership.Owner.Claim).
+// or the user's description without the tag (as upstream, or a release before marks, made it),
+// is the machine's when it is younger than the machine, in its project, and the operator recorded
+// the machine's takeover (ownership.Owner.Claim).
 func (s *Service) portClaim(p *ports.Port, id PortIdentity) ownership.Candidate {
 	described := p.Description == id.Description || (id.UpstreamDescription != "" && p.Description == id.UpstreamDescription)
 	r := ownership.Resource{ID: p.ID, Name: p.Name, Tags: p.Tags, Description: p.Description, ProjectID: p.ProjectID, Created: p.CreatedAt,

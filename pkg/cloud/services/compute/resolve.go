@@ -102,13 +102,51 @@ func describeImageFilter(f *infrav1.ImageFilter) string {
 	return report.Filter("name", ptr.Deref(f.Name, ""), "tags", strings.Join(f.Tags, ","))
 }
 
-// ResolveServerGroup returns the ID of the server group spec.serverGroup selects; "" for nil.
+// ResolveServerGroup returns the ID of the server group spec.serverGroup selects; "" for nil. A
+// group selected by name is used only when none of its servers is another namespace's machine
+// or bastion: anyone may name a group, and a server that joins another's hard anti-affinity
+// group takes a host from it. A group given by ID is the user's choice.
 func (s *Service) ResolveServerGroup(ctx context.Context, param *infrav1.ServerGroupParam) (string, error) {
 	g, err := s.ServerGroup(ctx, param)
 	if g == nil || err != nil {
 		return "", err
 	}
+	if param.ID == nil {
+		if err := s.groupOfThisNamespace(ctx, g); err != nil {
+			return "", err
+		}
+	}
 	return g.ID, nil
+}
+
+// maxGroupMembersRead is how many servers of a group found by name are read to tell whose they
+// are; a larger group is used only by ID.
+const maxGroupMembersRead = 32
+
+// groupOfThisNamespace refuses group g, found by name, when one of its servers carries the mark
+// of a machine or bastion of another namespace, or when it holds more servers than are read.
+func (s *Service) groupOfThisNamespace(ctx context.Context, g *servergroups.ServerGroup) error {
+	path := serverGroupPath.Child("filter", "name")
+	if len(g.Members) > maxGroupMembersRead {
+		return report.Refuted(infrav1.InstanceConfigurationErrorReason, path,
+			"server group %s (%s) holds %d servers, more than the %d read to tell whose they are: give its id to use it", g.Name, g.ID, len(g.Members), maxGroupMembersRead)
+	}
+	for _, id := range g.Members {
+		sv, err := s.compute.GetServer(ctx, id)
+		if clients.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading server %s of server group %s: %w", id, g.Name, err)
+		}
+		for _, key := range []string{OwnerMetadataKey, BastionMetadataKey} {
+			if ns, _, ok := strings.Cut(sv.Metadata[key], "/"); ok && ns != s.owner.Namespace {
+				return report.Refuted(infrav1.ResourceOwnedElsewhereReason, path,
+					"server group %s (%s) holds servers of another namespace's machines: a group found by name is used only when it is this namespace's; give its id to use it", g.Name, g.ID)
+			}
+		}
+	}
+	return nil
 }
 
 // ServerGroup returns the server group spec.serverGroup selects; nil for nil.

@@ -63,7 +63,7 @@ func (s *Service) floatingIP(ctx context.Context, d *zones.Desired, f *found, st
 	}
 	// Listed by the mark of this load balancer's floating IP, or by the user's address: one rule
 	// (ownership.ChooseFloatingIP) says which may be used.
-	marks := ownership.FloatingIPMarks{Ours: want.Description, TakenOver: want.TakenOver}
+	marks := ownership.FloatingIPMarks{Ours: want.Description}.Upstream(s.owner.Takeover, want.TakenOver...)
 	free, _, err := networking.ChooseFloatingIP(fips, marks, want.Address != "")
 	if err != nil {
 		return failed(err), true

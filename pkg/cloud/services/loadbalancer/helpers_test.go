@@ -257,4 +257,4 @@ func (w *world) unroutedSubnet() *infrav1.Subnet {
 }
 
 // testOwner is the OpenStackCluster the tests' load balancers are for (the cluster c of ns).
-var testOwner = ownership.Owner{Kind: "OpenStackCluster", Namespace: "ns", Name: "c"}
+var testOwner = ownership.Owner{Kind: "OpenStackCluster", Namespace: "ns", Name: "c", Takeover: true}

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
@@ -32,6 +33,7 @@ func InputOf(osc *infrav1.OpenStackCluster, cluster string, network *infrav1.Net
 	in := &zones.Input{
 		Namespace:            osc.Namespace,
 		Cluster:              cluster,
+		ClusterTag:           ownership.Owner{Kind: "OpenStackCluster", Namespace: osc.Namespace, Name: osc.Name}.Tag(),
 		LoadBalancer:         osc.Spec.APIServerLoadBalancer,
 		Endpoint:             osc.Spec.ControlPlaneEndpoint,
 		APIServerPort:        osc.Spec.EffectiveAPIServerPort(),

@@ -31,12 +31,10 @@ import (
 // APIServerFloatingIPMarks are the marks of the floating IP of the API server of a cluster
 // without a load balancer: the description the controller gives the address it allocates, so that
 // it is found again after a lost status and deleted with the cluster, and the one upstream CAPO
-// v0.14 gave it, taken over.
-func APIServerFloatingIPMarks(namespace, cluster string) ownership.FloatingIPMarks {
-	return ownership.FloatingIPMarks{
-		Ours:      ownership.FloatingIPMarkPrefix + "API server of " + namespace + "/" + cluster,
-		TakenOver: []string{ownership.UpstreamDescription(namespace, cluster)},
-	}
+// v0.14 gave it, taken over when the operator recorded the cluster's takeover.
+func APIServerFloatingIPMarks(namespace, cluster string, takeover bool) ownership.FloatingIPMarks {
+	return ownership.FloatingIPMarks{Ours: ownership.FloatingIPMarkPrefix + "API server of " + namespace + "/" + cluster}.
+		Upstream(takeover, ownership.UpstreamDescription(namespace, cluster))
 }
 
 // ChooseFloatingIP is ownership.ChooseFloatingIP over the floating IPs Neutron listed: every
@@ -195,12 +193,10 @@ func (s *Service) HoldAPIServerFloatingIP(ctx context.Context, marks ownership.F
 // BastionFloatingIPMarks are the marks of the floating IP the controller allocates for the
 // bastion of a cluster, and of the one upstream CAPO v0.14 allocated for it (upstream describes
 // the bastion's address as it describes the API server's; it is taken over only where it is, on
-// the bastion's port).
-func BastionFloatingIPMarks(namespace, cluster string) ownership.FloatingIPMarks {
-	return ownership.FloatingIPMarks{
-		Ours:      ownership.FloatingIPMarkPrefix + "bastion of " + namespace + "/" + cluster,
-		TakenOver: []string{ownership.UpstreamDescription(namespace, cluster)},
-	}
+// the bastion's port, and when the operator recorded the cluster's takeover).
+func BastionFloatingIPMarks(namespace, cluster string, takeover bool) ownership.FloatingIPMarks {
+	return ownership.FloatingIPMarks{Ours: ownership.FloatingIPMarkPrefix + "bastion of " + namespace + "/" + cluster}.
+		Upstream(takeover, ownership.UpstreamDescription(namespace, cluster))
 }
 
 // ReconcileServerFloatingIP puts a floating IP on the port of server serverID that holds

@@ -29,7 +29,7 @@ import (
 )
 
 func TestHoldAPIServerFloatingIP(t *testing.T) {
-	marks := APIServerFloatingIPMarks("ns", "c")
+	marks := APIServerFloatingIPMarks("ns", "c", true)
 	ours, upstreams := marks.Ours, marks.TakenOver[0]
 	byMark := floatingips.ListOpts{Description: ours}
 	byAddress := floatingips.ListOpts{FloatingIP: "203.0.113.7"}
@@ -84,7 +84,7 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 		address: "203.0.113.7",
 		expect: func(m *mock.MockNetworkClient) {
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
-			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(APIServerFloatingIPMarks("other", "c").Ours), nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(APIServerFloatingIPMarks("other", "c", true).Ours), nil)
 		},
 		err: `floating IP 203.0.113.7 (fip) carries the mark of API server of other/c: it is never taken, changed or released for this cluster`,
 	}, {
@@ -92,7 +92,7 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 		address: "203.0.113.7",
 		expect: func(m *mock.MockNetworkClient) {
 			m.EXPECT().ListFloatingIPs(gomock.Any(), byMark).Return(nil, nil)
-			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(APIServerFloatingIPMarks("ns", "d").TakenOver[0]), nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), byAddress).Return(free(APIServerFloatingIPMarks("ns", "d", true).TakenOver[0]), nil)
 		},
 		err: "carries the mark of upstream CAPO's cluster ns-d",
 	}, {
@@ -126,7 +126,7 @@ func TestHoldAPIServerFloatingIP(t *testing.T) {
 
 func TestAdoptAPIServerFloatingIPTakesUpstreamsOnly(t *testing.T) {
 	g := NewWithT(t)
-	marks := APIServerFloatingIPMarks("ns", "c")
+	marks := APIServerFloatingIPMarks("ns", "c", true)
 	ours, upstreams := marks.Ours, marks.TakenOver[0]
 	s, m, recorder := newService(t)
 	m.EXPECT().ListFloatingIPs(gomock.Any(), floatingips.ListOpts{FloatingIP: "203.0.113.7"}).Return([]floatingips.FloatingIP{
@@ -140,7 +140,7 @@ func TestAdoptAPIServerFloatingIPTakesUpstreamsOnly(t *testing.T) {
 // is left as it is, another object's is refused); otherwise the user's address or the
 // controller's, never one on another port.
 func TestReconcileServerFloatingIP(t *testing.T) {
-	marks := BastionFloatingIPMarks("ns", "c")
+	marks := BastionFloatingIPMarks("ns", "c", true)
 	onPort := floatingips.ListOpts{PortID: "p"}
 	serverPort := func(m *mock.MockNetworkClient) {
 		m.EXPECT().ListPorts(gomock.Any(), ports.ListOpts{DeviceID: "server", FixedIPs: []ports.FixedIPOpts{{IPAddress: "10.0.0.9"}}}).Return([]ports.Port{{ID: "p"}}, nil)
@@ -167,7 +167,7 @@ func TestReconcileServerFloatingIP(t *testing.T) {
 	}, {
 		name: "another cluster's floating IP on the port: refused, nothing changed",
 		expect: func(m *mock.MockNetworkClient) {
-			m.EXPECT().ListFloatingIPs(gomock.Any(), onPort).Return(fip(BastionFloatingIPMarks("other", "c").Ours, "p"), nil)
+			m.EXPECT().ListFloatingIPs(gomock.Any(), onPort).Return(fip(BastionFloatingIPMarks("other", "c", true).Ours, "p"), nil)
 		},
 		err: "carries the mark of bastion of other/c",
 	}, {

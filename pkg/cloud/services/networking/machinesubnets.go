@@ -19,6 +19,7 @@ package networking
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 
@@ -57,11 +58,14 @@ func (s *Service) ResolveMachineSubnets(ctx context.Context, spec *infrav1.OpenS
 	return out, nil
 }
 
-// SubnetsOn lists the subnets of network networkID.
+// SubnetsOn lists the subnets of network networkID in the credential's project: another project
+// may have made a subnet on a network shared with it, and tagged it.
 func (s *Service) SubnetsOn(ctx context.Context, networkID string) ([]subnets.Subnet, error) {
 	found, err := s.client.ListSubnets(ctx, subnets.ListOpts{NetworkID: networkID})
 	if err != nil {
 		return nil, fmt.Errorf("listing the subnets of network %s: %w", networkID, err)
 	}
-	return found, nil
+	return slices.DeleteFunc(found, func(sn subnets.Subnet) bool {
+		return s.owner.ProjectID != "" && sn.ProjectID != "" && sn.ProjectID != s.owner.ProjectID
+	}), nil
 }

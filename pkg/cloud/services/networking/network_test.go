@@ -419,4 +419,4 @@ func TestDeleteManagedNetwork(t *testing.T) {
 }
 
 // testOwner is the OpenStackCluster the tests' resources are for.
-var testOwner = ownership.Owner{Kind: "OpenStackCluster", Namespace: "ns", Name: "c"}
+var testOwner = ownership.Owner{Kind: "OpenStackCluster", Namespace: "ns", Name: "c", Takeover: true}

@@ -222,7 +222,9 @@ func (s *Service) DeleteManagedRouter(ctx context.Context, name string, spec *in
 	return nil
 }
 
-// managedSubnetIDs lists the subnets of the network the controller created for the cluster.
+// managedSubnetIDs lists the subnets of the network the controller created for the cluster: a
+// network of the name that carries the cluster's mark (or that the takeover rules make the
+// cluster's). Another's network of the name, whose name collides, keeps its interfaces.
 func (s *Service) managedSubnetIDs(ctx context.Context, name string) ([]string, error) {
 	nets, err := s.client.ListNetworks(ctx, networks.ListOpts{Name: name})
 	if err != nil {
@@ -230,7 +232,9 @@ func (s *Service) managedSubnetIDs(ctx context.Context, name string) ([]string, 
 	}
 	var ids []string
 	for _, n := range nets {
-		ids = append(ids, n.Subnets...)
+		if ownership.Mine(s.claim(true, n.ID, n.Name, n.Description, n.Tags, n.ProjectID, n.CreatedAt)) {
+			ids = append(ids, n.Subnets...)
+		}
 	}
 	return ids, nil
 }

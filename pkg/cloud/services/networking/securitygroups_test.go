@@ -119,7 +119,7 @@ func TestSecurityGroupsInUse(t *testing.T) {
 }
 
 func TestAPIServerFloatingIP(t *testing.T) {
-	desc := APIServerFloatingIPMarks("ns", "c")
+	desc := APIServerFloatingIPMarks("ns", "c", true)
 	g0 := NewWithT(t)
 	g0.Expect(desc.Ours).To(Equal("Cluster API OpenStack provider: API server of ns/c"), "the mark floating IPs already carry")
 

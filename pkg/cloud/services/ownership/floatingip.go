@@ -48,6 +48,21 @@ type FloatingIPMarks struct {
 	// this provider gave it for the owner's former shape (the single load balancer's address,
 	// which the first zone's load balancer keeps across a migration, and back).
 	TakenOver []string
+	// Unrecorded are the descriptions upstream CAPO gave the address it allocated for the same
+	// purpose and owner, when the operator recorded no takeover of the owner: such an address is
+	// never taken, changed or released, and the owner is told (TakeoverNotRecorded).
+	Unrecorded []string
+}
+
+// Upstream adds upstream CAPO's descriptions of the address to marks: taken over when the
+// operator recorded the owner's takeover (Owner.Takeover), else unrecorded.
+func (m FloatingIPMarks) Upstream(takeover bool, descriptions ...string) FloatingIPMarks {
+	if takeover {
+		m.TakenOver = append(slices.Clone(m.TakenOver), descriptions...)
+	} else {
+		m.Unrecorded = append(slices.Clone(m.Unrecorded), descriptions...)
+	}
+	return m
 }
 
 // UpstreamDescription is the description upstream CAPO gives what it makes for Cluster
@@ -63,7 +78,7 @@ type FloatingIP struct {
 
 // ClaimFloatingIP says what fip is for the purpose marks names: Ours when it carries marks.Ours;
 // Upstream when it carries one of marks.TakenOver (it is taken over: its description becomes
-// marks.Ours); Foreign when it carries any other mark of this provider or of upstream CAPO
+// marks.Ours); Unrecorded when it carries one of marks.Unrecorded; Foreign when it carries any other mark of this provider or of upstream CAPO
 // (another cluster's address, or another purpose's), with Owner what the mark names; Unclaimed
 // when it carries none (a person's address, or another tool's).
 func ClaimFloatingIP(fip FloatingIP, marks FloatingIPMarks) Candidate {
@@ -73,6 +88,8 @@ func ClaimFloatingIP(fip FloatingIP, marks FloatingIPMarks) Candidate {
 		c.Claim = Ours
 	case d != "" && slices.Contains(marks.TakenOver, d):
 		c.Claim = Upstream
+	case d != "" && slices.Contains(marks.Unrecorded, d):
+		c.Claim = Unrecorded
 	default:
 		for _, prefix := range []string{FloatingIPMarkPrefix, descriptionPrefix, UpstreamMarkPrefix} {
 			if rest, ok := strings.CutPrefix(d, prefix); ok {
@@ -100,6 +117,8 @@ func ChooseFloatingIP(found []FloatingIP, marks FloatingIPMarks, userNamed bool)
 		switch c := ClaimFloatingIP(fip, marks); c.Claim {
 		case Foreign:
 			return -1, Foreign, floatingIPElsewhere(c)
+		case Unrecorded:
+			return -1, Unrecorded, NotRecorded("floating IP", c)
 		case Unclaimed:
 			unmarked = append(unmarked, i)
 		}

@@ -36,6 +36,8 @@ func TestChooseFloatingIP(t *testing.T) {
 		want      string // the chosen ID, "" for none
 		claim     Claim
 		err       string
+		// unrecorded: the operator recorded no takeover of the owner.
+		unrecorded bool
 	}{
 		{name: "ours", found: []FloatingIP{fip("a", marks.Ours)}, want: "a", claim: Ours},
 		{name: "upstream's of this cluster: taken over", found: []FloatingIP{fip("a", UpstreamDescription("ns", "c"))}, userNamed: true, want: "a", claim: Upstream},
@@ -54,11 +56,18 @@ func TestChooseFloatingIP(t *testing.T) {
 			claim: Foreign, err: "(b) carries the mark"},
 		{name: "two of ours", found: []FloatingIP{fip("a", marks.Ours), fip("b", marks.Ours)}, claim: Unclaimed, err: "2 floating IPs"},
 		{name: "two unmarked the user named", found: []FloatingIP{fip("a", ""), fip("b", "")}, userNamed: true, claim: Unclaimed, err: "2 floating IPs"},
+		{name: "upstream's of this cluster, no takeover recorded: refused", found: []FloatingIP{fip("a", UpstreamDescription("ns", "c"))}, userNamed: true, unrecorded: true,
+			claim: Unrecorded, err: "no takeover of this object is recorded"},
+		{name: "ours, no takeover recorded", found: []FloatingIP{fip("a", marks.Ours)}, unrecorded: true, want: "a", claim: Ours},
 		{name: "ours wins over an unmarked one", found: []FloatingIP{fip("a", ""), fip("b", marks.Ours)}, userNamed: true, want: "b", claim: Ours},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			i, claim, err := ChooseFloatingIP(tc.found, marks, tc.userNamed)
+			m := marks
+			if tc.unrecorded {
+				m = FloatingIPMarks{Ours: marks.Ours}.Upstream(false, UpstreamDescription("ns", "c"))
+			}
+			i, claim, err := ChooseFloatingIP(tc.found, m, tc.userNamed)
 			g.Expect(claim).To(Equal(tc.claim))
 			if tc.err != "" {
 				g.Expect(err).To(MatchError(ContainSubstring(tc.err)))

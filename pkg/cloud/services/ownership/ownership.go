@@ -51,6 +51,10 @@ const (
 	// namespace or another, whose resources' names collide with this one's): it is never
 	// adopted, changed or deleted, and the object is told.
 	Foreign
+	// Unrecorded: the resource carries no mark and the takeover rules recognise it, but the
+	// operator recorded no takeover of the object (Owner.Takeover): it is never adopted, changed
+	// or deleted, and nothing is made beside it; the object is told.
+	Unrecorded
 )
 
 // Candidate is a resource found in the cloud, with what its marks say.
@@ -70,9 +74,14 @@ type Owner struct {
 	// Created is when the object was created: a resource without a mark created before it (less
 	// ClockSkew) was not made for it.
 	Created time.Time
-	// ProjectID is the project of the object's credential: a resource without a mark in
-	// another project is not its.
+	// ProjectID is the project of the object's credential: a resource in another project is
+	// never its, whatever it carries ("" when Keystone did not say).
 	ProjectID string
+	// Takeover says the operator recorded a takeover of this object from upstream CAPO
+	// (pkg/takeover: the pre-flight's record, which no tenant can write). Without it, a resource
+	// that only the takeover rules recognise (Legacy) is never adopted: a tenant could otherwise
+	// name an object after a resource it does not own, in time.
+	Takeover bool
 }
 
 // ClockSkew is how far the clocks of Kubernetes and OpenStack may disagree.
@@ -115,12 +124,16 @@ type Resource struct {
 	Legacy bool
 }
 
-// Claim says what r is to o: Ours when it carries o's mark (its tag, its description, or a
-// MarkedFor naming o); Foreign when it carries another owner's; Upstream when it carries no mark,
-// is named as o's (Legacy), is in o's project and was created after o; Unclaimed otherwise.
+// Claim says what r is to o. A resource in another project than o's is Unclaimed, whatever it
+// carries: marks are text a tenant of any project can write, and another project can share
+// resources into o's. Otherwise: Ours when it carries o's mark (its tag, its description, or a
+// MarkedFor naming o); Foreign when it carries another owner's; when it carries no mark, is named
+// as o's (Legacy), is in o's project and was created after o, Upstream when the operator recorded
+// o's takeover and Unrecorded when not; Unclaimed otherwise.
 func (o Owner) Claim(r Resource) Candidate {
 	c := Candidate{ID: r.ID, Name: r.Name}
 	switch {
+	case o.ProjectID != "" && r.ProjectID != "" && r.ProjectID != o.ProjectID:
 	case slices.Contains(r.Tags, o.Tag()) || r.Description == o.Description() || r.MarkedFor == o.String():
 		c.Claim = Ours
 	case r.MarkedFor != "":
@@ -132,6 +145,9 @@ func (o Owner) Claim(r Resource) Candidate {
 	case r.Legacy && (o.ProjectID == "" || r.ProjectID == "" || r.ProjectID == o.ProjectID) &&
 		(r.Created.IsZero() || o.Created.IsZero() || !r.Created.Before(o.Created.Add(-ClockSkew))):
 		c.Claim = Upstream
+		if !o.Takeover {
+			c.Claim = Unrecorded
+		}
 	}
 	return c
 }
@@ -141,7 +157,10 @@ func (o Owner) Claim(r Resource) Candidate {
 // takeover rules recognise, else none (the caller creates it). Two that qualify alike are never
 // a guess: the answer is a DuplicateResources error naming both, for the operator to resolve. A
 // resource of the name that carries another owner's mark, with none of this owner's, is a
-// ResourceOwnedElsewhere error: names collide, and nothing is made over another's resource.
+// ResourceOwnedElsewhere error: names collide, and nothing is made over another's resource. One
+// that only an unrecorded takeover would make this owner's is a TakeoverNotRecorded error:
+// nothing is made beside it either, so that a cluster switched from upstream CAPO before the
+// operator recorded its takeover waits for the record rather than building a second of each.
 func Choose(kind, name string, found []Candidate) (*Candidate, error) {
 	for _, claim := range []Claim{Ours, Upstream} {
 		var alike []Candidate
@@ -164,7 +183,18 @@ func Choose(kind, name string, found []Candidate) (*Candidate, error) {
 			return nil, OwnedElsewhere(kind, c)
 		}
 	}
+	for _, c := range found {
+		if c.Claim == Unrecorded {
+			return nil, NotRecorded(kind, c)
+		}
+	}
 	return nil, nil
+}
+
+// NotRecorded is the error for a resource only an unrecorded takeover would make the object's.
+func NotRecorded(kind string, c Candidate) *report.SpecError {
+	return &report.SpecError{Reason: infrav1.TakeoverNotRecordedReason, Message: fmt.Sprintf(
+		"%s %s (%s) carries no mark and is named as upstream CAPO names this object's, but no takeover of this object is recorded: nothing of it is adopted, changed or deleted, and nothing is made beside it. If upstream CAPO made it for this object, record the takeover (go run ./cmd/preflight --record-takeover, docs/switching-from-upstream.md); if not, rename this object", kind, c.Name, c.ID)}
 }
 
 // OwnedElsewhere is the error for a resource another object's mark claims.

@@ -28,7 +28,9 @@ import (
 
 var (
 	created = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	prod    = Owner{Kind: "OpenStackCluster", Namespace: "team-a", Name: "prod", Created: created, ProjectID: "p1"}
+	prod    = Owner{Kind: "OpenStackCluster", Namespace: "team-a", Name: "prod", Created: created, ProjectID: "p1", Takeover: true}
+	// prod, whose takeover the operator did not record.
+	unrecorded = Owner{Kind: "OpenStackCluster", Namespace: "team-a", Name: "prod", Created: created, ProjectID: "p1"}
 	// A name that joins like prod's with another split: its mark must differ.
 	lookalike = Owner{Kind: "OpenStackCluster", Namespace: "team-a-prod", Name: "x", Created: created, ProjectID: "p1"}
 	other     = Owner{Kind: "OpenStackCluster", Namespace: "team-b", Name: "prod", Created: created, ProjectID: "p1"}
@@ -67,18 +69,24 @@ func TestClaim(t *testing.T) {
 		{name: "our description", owner: prod, r: Resource{Description: prod.Description()}, claim: Ours},
 		{name: "Nova metadata naming us", owner: prod, r: Resource{MarkedFor: prod.String()}, claim: Ours},
 		{name: "our tag beside another's description", owner: prod, r: Resource{Tags: []string{prod.Tag()}, Description: other.Description()}, claim: Ours},
-		{name: "our mark in another project is still ours", owner: prod, r: Resource{Tags: []string{prod.Tag()}, ProjectID: "p2"}, claim: Ours},
+		{name: "our mark in another project is not ours: another project may share it into ours", owner: prod, r: Resource{Tags: []string{prod.Tag()}, ProjectID: "p2"}, claim: Unclaimed},
+		{name: "our description in another project", owner: prod, r: Resource{Description: prod.Description(), ProjectID: "p2"}, claim: Unclaimed},
+		{name: "another's mark in another project: nobody's here", owner: prod, r: Resource{Description: other.Description(), ProjectID: "p2"}, claim: Unclaimed},
+		{name: "our mark, the cloud tells no project", owner: prod, r: Resource{Tags: []string{prod.Tag()}}, claim: Ours},
 		{name: "metadata naming another", owner: prod, r: Resource{MarkedFor: other.String()}, claim: Foreign, ownerName: other.String()},
 		{name: "another's description", owner: prod, r: Resource{Description: other.Description()}, claim: Foreign, ownerName: other.String()},
 		{name: "another's tag", owner: prod, r: Resource{Tags: []string{other.Tag()}}, claim: Foreign},
 		{name: "another's tag on a resource named like ours", owner: prod, r: Resource{Tags: []string{lookalike.Tag()}, Legacy: true}, claim: Foreign},
 		{name: "a description that only starts like a mark is another's", owner: prod, r: Resource{Description: descriptionPrefix + "someone"}, claim: Foreign, ownerName: "someone"},
 		{name: "unmarked, named like ours, in our project, younger", owner: prod, r: Resource{Legacy: true, ProjectID: "p1", Created: created.Add(time.Hour)}, claim: Upstream},
+		{name: "unmarked, named like ours, younger, no takeover recorded", owner: unrecorded, r: Resource{Legacy: true, ProjectID: "p1", Created: created.Add(time.Hour)}, claim: Unrecorded},
+		{name: "unmarked, named like ours, older, no takeover recorded", owner: unrecorded, r: Resource{Legacy: true, ProjectID: "p1", Created: before}, claim: Unclaimed},
+		{name: "ours, no takeover recorded", owner: unrecorded, r: Resource{Description: prod.Description(), Legacy: true}, claim: Ours},
 		{name: "unmarked, named like ours, within the clock skew", owner: prod, r: Resource{Legacy: true, ProjectID: "p1", Created: withinSkew}, claim: Upstream},
 		{name: "unmarked, named like ours, older than the owner", owner: prod, r: Resource{Legacy: true, ProjectID: "p1", Created: before}, claim: Unclaimed},
 		{name: "unmarked, named like ours, in another project", owner: prod, r: Resource{Legacy: true, ProjectID: "p2", Created: created.Add(time.Hour)}, claim: Unclaimed},
 		{name: "unmarked, named like ours, the cloud tells no project nor time", owner: prod, r: Resource{Legacy: true}, claim: Upstream},
-		{name: "unmarked, named like ours, an owner without project nor time", owner: Owner{Kind: "OpenStackCluster", Namespace: "team-a", Name: "prod"}, r: Resource{Legacy: true, ProjectID: "p2", Created: before}, claim: Upstream},
+		{name: "unmarked, named like ours, an owner without project nor time", owner: Owner{Kind: "OpenStackCluster", Namespace: "team-a", Name: "prod", Takeover: true}, r: Resource{Legacy: true, ProjectID: "p2", Created: before}, claim: Upstream},
 		{name: "unmarked and not named like ours", owner: prod, r: Resource{ProjectID: "p1", Created: created.Add(time.Hour)}, claim: Unclaimed},
 		{name: "a description that is no mark", owner: prod, r: Resource{Description: "made by hand", Legacy: true, ProjectID: "p1"}, claim: Upstream},
 	}
@@ -98,6 +106,7 @@ func TestChoose(t *testing.T) {
 	upstream := func(id string) Candidate { return Candidate{ID: id, Name: "net", Claim: Upstream} }
 	foreign := Candidate{ID: "f", Name: "net", Claim: Foreign, Owner: "OpenStackCluster team-b/prod"}
 	unclaimed := Candidate{ID: "u", Name: "net", Claim: Unclaimed}
+	notRecorded := Candidate{ID: "n", Name: "net", Claim: Unrecorded}
 	cases := []struct {
 		name   string
 		found  []Candidate
@@ -116,6 +125,9 @@ func TestChoose(t *testing.T) {
 		{name: "two of upstream's", found: []Candidate{upstream("u2"), upstream("u1")}, reason: infrav1.DuplicateResourcesReason, msg: "(u1, u2)"},
 		{name: "one of ours wins over two of upstream's", found: []Candidate{upstream("u2"), ours("a"), upstream("u1")}, chosen: "a"},
 		{name: "only another's", found: []Candidate{unclaimed, foreign}, reason: infrav1.ResourceOwnedElsewhereReason, msg: "network net (f) belongs to OpenStackCluster team-b/prod"},
+		{name: "only one an unrecorded takeover would adopt: none, and nothing made", found: []Candidate{unclaimed, notRecorded}, reason: infrav1.TakeoverNotRecordedReason, msg: "network net (n) carries no mark"},
+		{name: "ours beside one an unrecorded takeover would adopt", found: []Candidate{notRecorded, ours("a")}, chosen: "a"},
+		{name: "another's beside one an unrecorded takeover would adopt", found: []Candidate{notRecorded, foreign}, reason: infrav1.ResourceOwnedElsewhereReason},
 		{name: "another's, unnamed owner", found: []Candidate{{ID: "f", Name: "net", Claim: Foreign}}, reason: infrav1.ResourceOwnedElsewhereReason, msg: "belongs to another object of this provider"},
 	}
 	for _, tc := range cases {

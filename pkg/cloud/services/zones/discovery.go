@@ -30,8 +30,10 @@ import (
 )
 
 // Zones found by tag (spec.apiServerLoadBalancer.zoneDiscovery): the subnets of the load
-// balancer network tagged "<tagKey>=<zone>" map their zone, after the spec's own entries, which
-// always win. What follows sees the discovered zones as mappings (Input.Mappings).
+// balancer network tagged "<tagKey>=<zone>" and tagged for the cluster (Input.ClusterTag, the
+// cluster's mark) map their zone, after the spec's own entries, which always win. What follows
+// sees the discovered zones as mappings (Input.Mappings). A subnet with the zone tag alone is not
+// the cluster's to use: anyone who may make a subnet on the network may tag one.
 
 // zoneName is what an availability zone name may be (as availabilityZoneSubnets admits it).
 var zoneName = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
@@ -83,15 +85,36 @@ func Discover(in *Input, network *infrav1.NetworkStatus, subnets []infrav1.Subne
 		}
 	}
 	byZone := map[string][]infrav1.Subnet{}
+	d := &Discovery{}
+	var ignored []string
 	for _, sn := range subnets {
 		for _, tag := range sn.Tags {
 			zone, ok := strings.CutPrefix(tag, key+"=")
-			if ok && !mappedZones[zone] && !mappedSubnets[sn.ID] {
+			if !ok || mappedZones[zone] || mappedSubnets[sn.ID] {
+				continue
+			}
+			switch {
+			case in.ClusterTag != "" && slices.Contains(sn.Tags, in.ClusterTag):
 				byZone[zone] = append(byZone[zone], sn)
+			case recordedOn(in, zone, sn.ID):
+				// Found by a release that read the zone tag alone: the zone stays where its load
+				// balancer runs (removing the zone would delete it), and the operator is told.
+				byZone[zone] = append(byZone[zone], sn)
+				d.Notes = append(d.Notes, Note{Warning: true, Reason: infrav1.LoadBalancerConfigurationErrorReason,
+					Resource: report.Resource{Kind: "Subnet", Name: sn.Name, ID: sn.ID, Zone: zone},
+					Message: fmt.Sprintf("subnet %s (%s) is tagged %s=%s but not %s, this cluster's tag: zone %s stays on it because its load balancer is there; add the tag",
+						sn.Name, sn.ID, key, zone, in.ClusterTag, zone)})
+			default:
+				ignored = append(ignored, fmt.Sprintf("%s (%s, %s=%s)", sn.Name, sn.ID, key, zone))
 			}
 		}
 	}
-	d := &Discovery{}
+	if len(ignored) > 0 {
+		d.Notes = append(d.Notes, Note{Warning: true, Reason: "SubnetNotTaggedForCluster",
+			Resource: report.Resource{Kind: "Subnet"},
+			Message: fmt.Sprintf("not used: %s of network %s carry a zone tag but not %s, this cluster's tag (tag a subnet with both to map its zone)",
+				strings.Join(ignored, ", "), network.Name, in.ClusterTag)})
+	}
 	for _, zone := range slices.Sorted(maps.Keys(byZone)) {
 		candidates := byZone[zone]
 		chosen, problem := chooseZoneSubnet(in, zone, candidates, key, network.Name)
@@ -112,9 +135,16 @@ func Discover(in *Input, network *infrav1.NetworkStatus, subnets []infrav1.Subne
 	}
 	if len(d.Mappings) == 0 && len(lb.AvailabilityZoneSubnets) == 0 && len(d.Invalid) == 0 {
 		return nil, report.Refuted(infrav1.LoadBalancerConfigurationErrorReason, LBPath.Child("zoneDiscovery"),
-			"no subnet of network %s carries a tag %s=<zone>: tag each zone's VIP subnet, or map the zones in availabilityZoneSubnets", network.Name, key)
+			"no subnet of network %s carries a tag %s=<zone> and the tag %s: tag each zone's VIP subnet with both, or map the zones in availabilityZoneSubnets", network.Name, key, in.ClusterTag)
 	}
 	return d, nil
+}
+
+// recordedOn says whether the status records zone's load balancer on subnet id.
+func recordedOn(in *Input, zone, id string) bool {
+	e := EntryFor(in.Recorded.Zones, zone)
+	return e != nil && e.LoadBalancerNetwork != nil &&
+		slices.ContainsFunc(e.LoadBalancerNetwork.Subnets, func(sn infrav1.Subnet) bool { return sn.ID == id })
 }
 
 // chooseZoneSubnet is the subnet of zone among the candidates tagged for it, or why there is

@@ -37,6 +37,9 @@ type Input struct {
 	// Namespace and Cluster name the Cluster (not the OpenStackCluster): the load balancers are
 	// named after it.
 	Namespace, Cluster string
+	// ClusterTag is the OpenStackCluster's mark as a tag (ownership.Owner.Tag): a subnet found
+	// by its zone tag is the cluster's to use only when it carries this one too.
+	ClusterTag string
 	// LoadBalancer is spec.apiServerLoadBalancer; nil or not enabled means no load balancer.
 	LoadBalancer *infrav1.APIServerLoadBalancer
 	// Endpoint is spec.controlPlaneEndpoint as the user wrote it (nil when not set).

@@ -153,6 +153,7 @@ func TestDiscover(t *testing.T) {
 		return infrav1.Subnet{ID: id, Name: "n-" + id, Tags: tags}
 	}
 	tag := func(az string) string { return infrav1.DefaultZoneTagKey + "=" + az }
+	const mine = "capo-owner-0123456789abcdef0123456789abcdef"
 	for _, tc := range []struct {
 		name     string
 		subnets  []infrav1.Subnet
@@ -162,20 +163,28 @@ func TestDiscover(t *testing.T) {
 		warning  bool
 		err      bool
 	}{
-		{name: "one subnet per zone", subnets: []infrav1.Subnet{tagged("a", tag("az2")), tagged("b", tag("az3")), tagged("c", "team=x")}, want: []string{"az2=a", "az3=b"}},
-		{name: "a mapped zone and a mapped subnet are not discovered", subnets: []infrav1.Subnet{tagged("sub-1", tag("az9")), tagged("d", tag("az1"))}},
-		{name: "two subnets for a zone: refused", subnets: []infrav1.Subnet{tagged("a", tag("az2")), tagged("b", tag("az2"))}, invalid: []string{"az2"}},
-		{name: "two subnets for a running zone: it stays, with a warning", subnets: []infrav1.Subnet{tagged("a", tag("az2")), tagged("b", tag("az2"))},
+		{name: "one subnet per zone", subnets: []infrav1.Subnet{tagged("a", tag("az2"), mine), tagged("b", mine, tag("az3")), tagged("c", "team=x", mine)}, want: []string{"az2=a", "az3=b"}},
+		{name: "a mapped zone and a mapped subnet are not discovered", subnets: []infrav1.Subnet{tagged("sub-1", tag("az9"), mine), tagged("d", tag("az1"), mine)}},
+		{name: "two subnets for a zone: refused", subnets: []infrav1.Subnet{tagged("a", tag("az2"), mine), tagged("b", tag("az2"), mine)}, invalid: []string{"az2"}},
+		{name: "two subnets for a running zone: it stays, with a warning", subnets: []infrav1.Subnet{tagged("a", tag("az2"), mine), tagged("b", tag("az2"), mine)},
 			recorded: []infrav1.LoadBalancer{entry("az2", "b")}, want: []string{"az2=b"}, warning: true},
-		{name: "a name no zone can have", subnets: []infrav1.Subnet{tagged("a", tag("-bad"))}, invalid: []string{"-bad"}},
+		{name: "a name no zone can have", subnets: []infrav1.Subnet{tagged("a", tag("-bad"), mine)}, invalid: []string{"-bad"}},
+		{name: "the zone tag without the cluster's: not used, with a warning", subnets: []infrav1.Subnet{tagged("a", tag("az2"), mine), tagged("x", tag("az3"))},
+			want: []string{"az2=a"}, warning: true},
+		{name: "another cluster's tag: not used", subnets: []infrav1.Subnet{tagged("x", tag("az2"), "capo-owner-ffffffffffffffffffffffffffffffff")}, warning: true},
+		{name: "a running zone on a subnet with the zone tag alone stays, with a warning", subnets: []infrav1.Subnet{tagged("b", tag("az2"))},
+			recorded: []infrav1.LoadBalancer{entry("az2", "b")}, want: []string{"az2=b"}, warning: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			in := &Input{Namespace: "ns", Cluster: "c", Recorded: Recorded{Zones: tc.recorded},
+			in := &Input{Namespace: "ns", Cluster: "c", ClusterTag: mine, Recorded: Recorded{Zones: tc.recorded},
 				LoadBalancer: &infrav1.APIServerLoadBalancer{ZoneDiscovery: &infrav1.ZoneDiscovery{},
 					AvailabilityZoneSubnets: []infrav1.AZSubnetMapping{{AvailabilityZone: "az1", Subnet: infrav1.SubnetParam{ID: ptr.To("sub-1")}}}}}
 			d, err := Discover(in, network, tc.subnets)
 			g.Expect(err != nil).To(Equal(tc.err))
+			if err != nil {
+				return
+			}
 			var got, invalid []string
 			for _, m := range d.Mappings {
 				got = append(got, m.AvailabilityZone+"="+*m.Subnet.ID)
