@@ -86,6 +86,7 @@ type OpenStackClusterReconciler struct {
 // pause and unpause).
 func (r *OpenStackClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	log := ctrl.LoggerFrom(ctx).WithName("openstackcluster")
+	r.shared.share.workers = options.MaxConcurrentReconciles
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&infrav1.OpenStackCluster{}).
 		WithOptions(options).
@@ -204,6 +205,9 @@ func (c *clusterReconcile) loadBalancersApart() bool {
 func (c *clusterReconcile) connect(ctx context.Context) error {
 	clients, err := c.r.ScopeFactory.NewClients(ctx, c.osc.Namespace, c.osc.Spec.IdentityRef)
 	if err != nil {
+		return err
+	}
+	if err := c.r.shared.share.admit(ctx, clients.CloudKey); err != nil {
 		return err
 	}
 	c.clients = clients

@@ -175,8 +175,13 @@ func (r *OpenStackClusterReconciler) writeDNSEndpoint(ctx context.Context, c *cl
 		if err != nil {
 			return "", err
 		}
+		// Another namespace's object is not named: its namespace and name are that tenant's.
+		whose := "DNSEndpoint " + holder
+		if !strings.HasPrefix(holder, osc.Namespace+"/") {
+			whose = "a DNSEndpoint of another namespace"
+		}
 		return "", &dnsRefusal{reason: infrav1.DNSNameTakenReason, message: fmt.Sprintf(
-			"%s is already published by DNSEndpoint %s: a name has one holder; choose another spec.controlPlaneEndpoint.host", host, holder)}
+			"%s is already published by %s: a name has one holder; choose another spec.controlPlaneEndpoint.host", host, whose)}
 	}
 	if !exists {
 		obj = &unstructured.Unstructured{}

@@ -76,6 +76,7 @@ type OpenStackMachineReconciler struct {
 // re-reconciles every control plane machine of the cluster.
 func (r *OpenStackMachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	log := ctrl.LoggerFrom(ctx).WithName("openstackmachine")
+	r.shared.share.workers = options.MaxConcurrentReconciles
 	clusterToMachines, err := util.ClusterToTypedObjectsMapper(mgr.GetClient(), &infrav1.OpenStackMachineList{}, mgr.GetScheme())
 	if err != nil {
 		return err
@@ -210,6 +211,9 @@ func (m *machineReconcile) connect(ctx context.Context) error {
 		if !authBusy(err) {
 			m.found.identity = err
 		}
+		return err
+	}
+	if err := m.r.shared.share.admit(ctx, clients.CloudKey); err != nil {
 		return err
 	}
 	m.clients = clients

@@ -98,9 +98,12 @@ func warnIdentity(r *report.Recorder, clients *scope.Clients) {
 }
 
 // authBusy says whether err is only that another reconcile is authenticating the same
-// credential: nothing is wrong, and the reconcile looks again in a second without touching the
-// status (scope.ErrAuthenticationInProgress).
-func authBusy(err error) bool { return errors.Is(err, scope.ErrAuthenticationInProgress) }
+// credential (scope.ErrAuthenticationInProgress), or that the credential's reconciles hold their
+// share of the workers (errCredentialBusy): nothing is wrong, and the reconcile looks again in a
+// second without touching the status.
+func authBusy(err error) bool {
+	return errors.Is(err, scope.ErrAuthenticationInProgress) || errors.Is(err, errCredentialBusy)
+}
 
 // failureMessage is a condition's message for a failed OpenStack call: which service answered
 // what, when the cloud refused or did not answer, then the error.

@@ -75,6 +75,7 @@ type kind[O conditionsObject] struct {
 type shared struct {
 	writes ownWrites
 	pacer  pacer
+	share  workerShare
 }
 
 // reconcileObject is the Reconcile of every kind: see the top of this file.
@@ -130,6 +131,8 @@ func reconcileObject[O conditionsObject](ctx context.Context, s *shared, c clien
 	// this long. The patch above does not: what the phases found is written either way.
 	phases, cancel := context.WithTimeout(ctx, reconcileDeadline)
 	defer cancel()
+	phases, leave := withLeaves(phases)
+	defer leave()
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return work.delete(phases)
 	}

@@ -295,7 +295,7 @@ func TestTenantsCannotTakeADNSName(t *testing.T) {
 
 	attacker := newCluster(g, ns, false, spec, true)
 	refused(g, attacker, infrav1.APIServerDNSReadyCondition, infrav1.DNSNameTakenReason,
-		host+" is already published by DNSEndpoint "+victimNS+"/c-apiserver: a name has one holder; choose another spec.controlPlaneEndpoint.host")
+		host+" is already published by a DNSEndpoint of another namespace: a name has one holder; choose another spec.controlPlaneEndpoint.host")
 	deleteAll(g, attacker)
 	g.Expect(record(g)).To(Equal(published))
 	g.Expect(snapshot(g, cloud)).To(Equal(before))

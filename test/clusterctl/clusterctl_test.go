@@ -203,6 +203,7 @@ func componentsDryRun(t *testing.T, s *setup, api *apiServer) {
 	g.Expect(kinds).To(HaveKeyWithValue("Deployment", 1))
 	g.Expect(kinds).To(HaveKeyWithValue("Certificate", 1))
 	g.Expect(kinds).To(HaveKeyWithValue("ValidatingWebhookConfiguration", 1))
+	g.Expect(kinds).To(HaveKeyWithValue("PodDisruptionBudget", 1), "one manager stays through a voluntary disruption")
 	// The namespace stays (nothing runs namespace deletion here); clusterctl init applies over it.
 }
 
@@ -227,6 +228,13 @@ func contractLabels(t *testing.T, s *setup) {
 			var d appsv1.Deployment
 			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d)).To(Succeed())
 			g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(HaveSuffix(":" + releaseVersion))
+			g.Expect(d.Spec.Replicas).To(HaveValue(BeNumerically("==", 2)), "two managers: one leads, both serve the webhooks")
+			g.Expect(d.Spec.Template.Spec.Containers[0].Env).To(ContainElement(HaveField("Name", "POD_NAMESPACE")), "the takeover record is read in the manager's namespace")
+		case "PodDisruptionBudget":
+			selector, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
+			g.Expect(selector).To(HaveKeyWithValue("control-plane", "capo-controller-manager"), "the budget selects the manager's pods")
+			minAvailable, _, _ := unstructured.NestedInt64(obj.Object, "spec", "minAvailable")
+			g.Expect(minAvailable).To(BeNumerically("==", 1))
 		}
 	}
 }

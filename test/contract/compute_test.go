@@ -183,7 +183,9 @@ func membership(t *testing.T, tg target) {
 		t.Cleanup(func() { _ = tg.clients.Network.DeletePort(ctx, p.ID) })
 		addresses = append(addresses, p.FixedIPs[0].IPAddress)
 	}
-	svc := loadbalancer.NewService(tg.clients.LoadBalancer, tg.clients.Network, nil, nil, "contract", ownership.Owner{Kind: "OpenStackCluster", Namespace: "contract", Name: cluster}, cluster)
+	// The load balancer is unmarked and named as upstream names it: the test stands for a cluster
+	// whose takeover the operator recorded.
+	svc := loadbalancer.NewService(tg.clients.LoadBalancer, tg.clients.Network, nil, nil, "contract", ownership.Owner{Kind: "OpenStackCluster", Namespace: "contract", Name: cluster, Takeover: true}, cluster)
 	all := []infrav1.LoadBalancer{{Name: name, ID: lbID, AvailabilityZone: tg.az}}
 	converge := func(targets []string, address string) (calls int) {
 		t.Helper()

@@ -35,6 +35,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -49,6 +50,7 @@ import (
 
 const (
 	providerNamespace  = "capo-system"
+	providerPDB        = "capo-controller-manager"
 	providerDeployment = "capo-controller-manager"
 	// diagnosticsPort serves the manager's /metrics (plain HTTP: hack/mgmt/up.sh sets
 	// CAPO_INSECURE_DIAGNOSTICS), on the pod's address, which this machine reaches.
@@ -118,23 +120,14 @@ func killManager(ctx context.Context, pod *corev1.Pod) {
 	Expect(err).NotTo(HaveOccurred(), "ctr tasks kill: %s", out)
 }
 
-// scaleProvider sets the provider Deployment's replicas and waits until that many pods are
-// ready and no other remains.
-func scaleProvider(ctx context.Context, replicas int32) {
+// waitProviderReady waits until the Deployment has as many ready pods as it asks for (this
+// provider's components ask for two; upstream's and older releases' for one) and no other.
+func waitProviderReady(ctx context.Context) {
+	var replicas int32
 	Eventually(func(g Gomega) {
 		d := &appsv1.Deployment{}
 		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: providerDeployment}, d)).To(Succeed())
-		d.Spec.Replicas = &replicas
-		g.Expect(kube.Update(ctx, d)).To(Succeed())
-	}).WithTimeout(30 * time.Second).Should(Succeed())
-	waitProviderReady(ctx, replicas)
-}
-
-// waitProviderReady waits until the Deployment has replicas ready pods and no other.
-func waitProviderReady(ctx context.Context, replicas int32) {
-	Eventually(func(g Gomega) {
-		d := &appsv1.Deployment{}
-		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: providerDeployment}, d)).To(Succeed())
+		replicas = ptr.Deref(d.Spec.Replicas, 1)
 		g.Expect(d.Status.ObservedGeneration).To(Equal(d.Generation))
 		g.Expect(d.Status.ReadyReplicas).To(Equal(replicas))
 		g.Expect(d.Status.Replicas).To(Equal(replicas))

@@ -27,7 +27,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -146,24 +149,31 @@ var _ = Describe("A manager killed at random moments", Ordered, func() {
 	}, NodeTimeout(10*time.Minute))
 })
 
-// The provider's Deployment scaled to two replicas: the leader's pod is deleted at once (grace
-// period 0: its manager is SIGKILLed, as when its node is lost) while a two-zone cluster is being
-// created; the other replica must take the lease within its duration (plus one retry), and the
-// cluster converge with nothing twice.
+// The provider's Deployment runs two replicas, as its components ask, with a disruption budget
+// that keeps one: the leader's pod is deleted at once (grace period 0: its manager is SIGKILLed,
+// as when its node is lost) while a two-zone cluster is being created; the other replica must
+// take the lease within its duration (plus one retry), and the cluster converge with nothing
+// twice.
 var _ = Describe("Two managers with leader election", Ordered, func() {
 	name := "leader-" + runID
 
 	BeforeAll(func(ctx SpecContext) {
-		scaleProvider(ctx, 2)
+		d := &appsv1.Deployment{}
+		Expect(kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: providerDeployment}, d)).To(Succeed())
+		Expect(d.Spec.Replicas).To(HaveValue(BeNumerically("==", 2)), "the components ask for two replicas")
+		pdb := &policyv1.PodDisruptionBudget{}
+		Expect(kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: providerPDB}, pdb)).To(Succeed())
+		Expect(pdb.Spec.MinAvailable).To(HaveValue(Equal(intstr.FromInt32(1))), "a voluntary disruption keeps one replica")
+		waitProviderReady(ctx)
 		DeferCleanup(func(ctx SpecContext) {
-			// Back to one replica, holding the lease for the specs that follow.
-			scaleProvider(ctx, 1)
+			// Both replicas back, one of them holding the lease, for the specs that follow.
+			waitProviderReady(ctx)
 			Eventually(func(g Gomega) {
 				holder, _ := leaseHolder(ctx, g)
 				pods := providerPods(ctx, g)
-				g.Expect(pods).To(HaveLen(1))
-				g.Expect(podOf(holder)).To(Equal(pods[0].Name))
-			}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), "the one replica leads")
+				g.Expect(pods).To(HaveLen(2))
+				g.Expect([]string{pods[0].Name, pods[1].Name}).To(ContainElement(podOf(holder)))
+			}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), "one of the two replicas leads")
 		}, NodeTimeout(4*time.Minute))
 	}, NodeTimeout(4*time.Minute))
 

@@ -304,7 +304,7 @@ func switchProvider(ctx context.Context, to string) {
 		}
 		run(ctx, "", clusterctl, "init", "--infrastructure", "openstack:"+version, "--config", cfgFile,
 			"--kubeconfig", kubeconfig, "--wait-providers", "--wait-provider-timeout", "180")
-		waitProviderReady(ctx, 1)
+		waitProviderReady(ctx)
 		return
 	}
 	if (to == "upstream") == upstreamRuns(ctx) {
@@ -316,7 +316,7 @@ func switchProvider(ctx context.Context, to string) {
 		run(ctx, "", clusterctl, "delete", "--infrastructure", "openstack", "--include-crd", "--config", config, "--kubeconfig", kubeconfig)
 		run(ctx, "", clusterctl, "init", "--infrastructure", "openstack:"+planeTool("upstream_version"), "--config", planeTool("clusterctl_config_upstream"),
 			"--kubeconfig", kubeconfig, "--wait-providers", "--wait-provider-timeout", "180")
-		waitProviderReady(ctx, 1)
+		waitProviderReady(ctx)
 		GinkgoWriter.Printf("upstream CAPO installed in %s\n", time.Since(start).Round(100*time.Millisecond))
 		return
 	}
@@ -330,7 +330,7 @@ func switchProvider(ctx context.Context, to string) {
 	// The release's components with its clusterctl variables set, as clusterctl would apply them.
 	components := run(ctx, "", clusterctl, "generate", "yaml", "--from", planeTool("components"), "--config", config)
 	run(ctx, components, kubectl, "apply", "-f", "-")
-	waitProviderReady(ctx, 1)
+	waitProviderReady(ctx)
 	Expect(upstreamRuns(ctx)).To(BeFalse(), "the Deployment runs this provider's image")
 	for _, c := range clusters.Items {
 		run(ctx, "", kubectl, "-n", namespace, "patch", "cluster", c.Name, "--type", "merge", "-p", `{"spec":{"paused":false}}`)

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -38,6 +39,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
@@ -131,13 +134,33 @@ func hostileTenant(ctx context.Context, key client.ObjectKey, machine string) {
 	Expect(err).To(MatchError(ContainSubstring("spec.controlPlaneEndpoint.host")))
 	Expect(err).To(MatchError(ContainSubstring("without a wildcard")))
 
-	By("refusing the victim's network to a cluster whose names collide with the victim's")
-	collide := createTenantCluster(ctx, ns, runID, clusterSpec(runID))
+	By("refusing the victim's network to a cluster whose names collide with the victim's, and which names the victim's router")
+	collideSpec := clusterSpec(runID)
+	// When it is deleted, only its own subnets may leave the router it names.
+	collideSpec.Router = &infrav1.RouterParam{ID: ptr.To(victim.Status.Router.ID)}
+	collide := createTenantCluster(ctx, ns, runID, collideSpec)
 	owner := "OpenStackCluster " + key.Namespace + "/" + key.Name
 	Eventually(func(g Gomega) {
 		g.Expect(conditionTrue(tenantCluster(ctx, g, ns, runID).Status.Conditions, infrav1.NetworkReadyCondition)).To(MatchError(
 			infrav1.NetworkReadyCondition + " is False: " + infrav1.ResourceOwnedElsewhereReason + ": network " + victim.Status.Network.Name +
 				" (" + victim.Status.Network.ID + ") belongs to " + owner + ", not to this one: their names collide, and nothing of it is adopted, changed or deleted; rename this object"))
+	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+
+	By("refusing an unmarked network named as upstream names the tenant's to a cluster whose takeover nobody recorded")
+	// Made seconds before the cluster (within the clock skew the takeover rules allow): a
+	// tenant naming its cluster after such a network, in time, gets nothing of it.
+	window := "window-" + runID
+	unmarked, err := openstack.Network.CreateNetwork(ctx, networks.CreateOpts{Name: networking.ResourceName(ns, window)})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		if err := openstack.Network.DeleteNetwork(ctx, unmarked.ID); !clients.IsNotFound(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+	}, NodeTimeout(time.Minute))
+	windowObj := createTenantCluster(ctx, ns, window, clusterSpec(window))
+	Eventually(func(g Gomega) {
+		g.Expect(conditionTrue(tenantCluster(ctx, g, ns, window).Status.Conditions, infrav1.NetworkReadyCondition)).To(MatchError(
+			ContainSubstring(infrav1.TakeoverNotRecordedReason + ": network " + unmarked.Name + " (" + unmarked.ID + ") carries no mark")))
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 
 	By("refusing the victim's DNS name to a cluster of the tenant, which is provisioned otherwise")
@@ -149,8 +172,7 @@ func hostileTenant(ctx context.Context, key client.ObjectKey, machine string) {
 	Eventually(func(g Gomega) {
 		got := tenantCluster(ctx, g, ns, tenant)
 		g.Expect(conditionTrue(got.Status.Conditions, infrav1.APIServerDNSReadyCondition)).To(MatchError(
-			infrav1.APIServerDNSReadyCondition + " is False: " + infrav1.DNSNameTakenReason + ": " + host + " is already published by DNSEndpoint " +
-				key.Namespace + "/" + key.Name + "-apiserver: a name has one holder; choose another spec.controlPlaneEndpoint.host"))
+			infrav1.APIServerDNSReadyCondition + " is False: " + infrav1.DNSNameTakenReason + ": " + host + " is already published by a DNSEndpoint of another namespace: a name has one holder; choose another spec.controlPlaneEndpoint.host"))
 		g.Expect(got.Status.Initialization).NotTo(BeNil())
 		g.Expect(got.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
 	}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
@@ -190,12 +212,16 @@ func hostileTenant(ctx context.Context, key client.ObjectKey, machine string) {
 	for _, name := range []string{evil, db} {
 		waitGone(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
 	}
-	for _, c := range []*clusterv1.Cluster{collide, tenantObj} {
+	for _, c := range []*clusterv1.Cluster{collide, tenantObj, windowObj} {
 		Expect(kube.Delete(ctx, c)).To(Succeed())
 	}
-	for _, c := range []*clusterv1.Cluster{collide, tenantObj} {
+	for _, c := range []*clusterv1.Cluster{collide, tenantObj, windowObj} {
 		waitGone(ctx, c)
 	}
+	kept, err := openstack.Network.GetNetwork(ctx, unmarked.ID)
+	Expect(err).NotTo(HaveOccurred(), "the unmarked network outlives the cluster named after it")
+	Expect(kept.Name).To(Equal(unmarked.Name))
+	Expect(openstack.Network.DeleteNetwork(ctx, unmarked.ID)).To(Succeed())
 
 	By("finding the victim as it was")
 	Eventually(func(g Gomega) {

@@ -119,7 +119,7 @@ var _ = Describe("An upgrade from the previous release with clusterctl", Ordered
 		run(ctx, "", planeTool("clusterctl"), "upgrade", "apply", "--config", planeTool("clusterctl_config"),
 			"--kubeconfig", os.Getenv("KUBECONFIG"), "--infrastructure", providerNamespace+"/openstack:"+releaseVersion(),
 			"--wait-providers", "--wait-provider-timeout", "180")
-		waitProviderReady(ctx, 1)
+		waitProviderReady(ctx)
 		Expect(providerImage(ctx)).To(HaveSuffix(":"+releaseVersion()), "this release runs")
 		upgraded := time.Since(start)
 		// The new manager has reconciled the cluster and its machines: its conditions are
@@ -197,7 +197,7 @@ func installRelease(ctx context.Context, version string) {
 	}
 	run(ctx, "", planeTool("clusterctl"), "init", "--infrastructure", "openstack:"+version, "--config", config,
 		"--kubeconfig", kubeconfig, "--wait-providers", "--wait-provider-timeout", "180")
-	waitProviderReady(ctx, 1)
+	waitProviderReady(ctx)
 }
 
 // clusterCloudState is what the upgrade must not change: the project's resources by ID, each

@@ -1,0 +1,104 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestACredentialHoldsAtMostItsShareOfTheWorkers(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	s := &workerShare{workers: 10, now: func() time.Time { return now }}
+
+	// Half the workers for one credential; another credential is not held back by it.
+	var leaves []func()
+	for range 5 {
+		leave, ok := s.enter("hostile")
+		g.Expect(ok).To(BeTrue())
+		leaves = append(leaves, leave)
+	}
+	_, ok := s.enter("hostile")
+	g.Expect(ok).To(BeFalse(), "a sixth worker for one credential")
+	victim, ok := s.enter("victim")
+	g.Expect(ok).To(BeTrue())
+	victim()
+
+	// A reconcile that took longer than slowReconcile: one worker for that credential, for slowFor.
+	now = now.Add(slowReconcile + time.Second)
+	leaves[0]()
+	leaves[0]() // given back once only
+	for _, leave := range leaves[1:] {
+		leave()
+	}
+	one, ok := s.enter("hostile")
+	g.Expect(ok).To(BeTrue())
+	_, ok = s.enter("hostile")
+	g.Expect(ok).To(BeFalse(), "a slow credential holds one worker")
+	one()
+	now = now.Add(slowFor)
+	for range 5 {
+		_, ok := s.enter("hostile")
+		g.Expect(ok).To(BeTrue(), "a minute after its last slow reconcile, half the workers again")
+	}
+	g.Expect(s.slowUntil).To(BeEmpty(), "nothing is kept of a credential no longer slow")
+
+	// Slow credentials together hold at most half of the workers.
+	var first []func()
+	for _, key := range []string{"a", "b", "c", "d", "e", "f"} {
+		leave, ok := s.enter(key)
+		g.Expect(ok).To(BeTrue())
+		first = append(first, leave)
+	}
+	now = now.Add(slowReconcile + time.Second)
+	for _, leave := range first {
+		leave()
+	}
+	var slowLeaves []func()
+	for _, key := range []string{"a", "b", "c", "d", "e"} {
+		leave, ok := s.enter(key)
+		g.Expect(ok).To(BeTrue(), key)
+		slowLeaves = append(slowLeaves, leave)
+	}
+	_, ok = s.enter("f")
+	g.Expect(ok).To(BeFalse(), "a sixth slow credential, with half the workers held by slow ones")
+	slowLeaves[0]()
+	_, ok = s.enter("f")
+	g.Expect(ok).To(BeTrue())
+
+	// No limit without a number of workers, or for a credential without a key.
+	_, ok = (&workerShare{}).enter("x")
+	g.Expect(ok).To(BeTrue())
+}
+
+func TestAPlaceIsGivenBackWhenThePhasesEnd(t *testing.T) {
+	g := NewWithT(t)
+	s := &workerShare{workers: 4}
+	ctx, leave := withLeaves(context.Background())
+	g.Expect(s.admit(ctx, "k")).To(Succeed())
+	g.Expect(s.admit(context.Background(), "k")).To(Succeed(), "outside a reconcile's phases, given back at once")
+	g.Expect(s.held["k"]).To(Equal(1))
+	g.Expect(s.admit(ctx, "k")).To(Succeed())
+	g.Expect(s.admit(ctx, "k")).To(MatchError(errCredentialBusy))
+	leave()
+	g.Expect(s.held).To(BeEmpty())
+	g.Expect(authBusy(errCredentialBusy)).To(BeTrue(), "requeued without touching the status")
+}
