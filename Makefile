@@ -163,6 +163,10 @@ test-contract: ## Run the fake-vs-real contract suite; set CAPO_CONTRACT_CLOUDS_
 bench-scale: ## Scale benchmark outside CI: 50, 100 and 200 three-zone clusters with three control plane machines each in one manager against the fake OpenStack (minutes).
 	CAPO_BENCH_SCALE=1 go test -run '^$$' -bench 'Scale' -benchtime 1x -timeout 60m ./test/benchmark/
 
+.PHONY: bench-fairness
+bench-fairness: ## Fairness benchmark outside CI: a victim's cluster beside 5 tenants whose auth_url never answers, in one manager with 10 workers per controller, as a ratio to its time alone (minutes).
+	assets="$$(hack/envtest-assets.sh)" && KUBEBUILDER_ASSETS="$$assets" CAPO_BENCH_FAIRNESS=1 go test -run '^$$' -bench 'Fairness' -benchtime 1x -timeout 30m ./test/benchmark/
+
 .PHONY: bench
 bench: ## Benchmark the cluster reconciler against the fake OpenStack (1, 3, 6 zones): simulated time to converge and to delete, OpenStack calls per steady reconcile.
 	go test -run '^$$' -bench . -benchtime $(BENCH_TIME) ./test/benchmark/

@@ -203,11 +203,12 @@ func (c *clusterReconcile) loadBalancersApart() bool {
 
 // connect builds the OpenStack clients from the cluster's identity.
 func (c *clusterReconcile) connect(ctx context.Context) error {
-	clients, err := c.r.ScopeFactory.NewClients(ctx, c.osc.Namespace, c.osc.Spec.IdentityRef)
-	if err != nil {
+	// The share is taken before authenticating: a Keystone that never answers holds the worker.
+	if err := c.r.shared.share.admit(ctx, c.osc.Namespace); err != nil {
 		return err
 	}
-	if err := c.r.shared.share.admit(ctx, clients.CloudKey); err != nil {
+	clients, err := c.r.ScopeFactory.NewClients(ctx, c.osc.Namespace, c.osc.Spec.IdentityRef)
+	if err != nil {
 		return err
 	}
 	c.clients = clients

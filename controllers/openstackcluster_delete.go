@@ -216,6 +216,12 @@ func (c *clusterReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 func (c *clusterReconcile) deleteBastion(ctx context.Context) *bastionFound {
 	svc := c.bastionService()
 	server, err := c.findBastion(ctx, svc, c.osc.Status.Network)
+	if takeoverNotRecorded(err) {
+		// Upstream's bastion, or anyone's, whose takeover was never recorded: not this
+		// cluster's, so it stays, and the deletion goes on.
+		c.report.Warn("LeftUnrecordedResource", report.Resource{Kind: "Server", Name: bastionName(c.cluster.Name)}, "%s", err.Error())
+		server, err = nil, nil
+	}
 	if err != nil {
 		return &bastionFound{Outcome: outcome.Failed(err)}
 	}

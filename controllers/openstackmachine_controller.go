@@ -206,14 +206,15 @@ func (m *machineReconcile) loadBalancers() *loadbalancer.Service {
 
 // connect builds the OpenStack clients from the machine's identity (or its cluster's).
 func (m *machineReconcile) connect(ctx context.Context) error {
+	// The share is taken before authenticating: a Keystone that never answers holds the worker.
+	if err := m.r.shared.share.admit(ctx, m.osm.Namespace); err != nil {
+		return err
+	}
 	clients, err := m.r.ScopeFactory.NewClients(ctx, m.osm.Namespace, m.identityRef())
 	if err != nil {
 		if !authBusy(err) {
 			m.found.identity = err
 		}
-		return err
-	}
-	if err := m.r.shared.share.admit(ctx, clients.CloudKey); err != nil {
 		return err
 	}
 	m.clients = clients

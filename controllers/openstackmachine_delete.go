@@ -84,9 +84,10 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 		// machine's own, if any, is found by its name and mark.
 		server, _, err = svc.Find(ctx, "", m.osm.Name, upstreamServer(m))
 	}
-	if specErr, ok := report.AsSpecError(err); ok && specErr.Reason == infrav1.TakeoverNotRecordedReason {
+	if takeoverNotRecorded(err) {
 		// The one server of the machine's name is unmarked and its takeover was not recorded:
 		// it is not this machine's, and is left alone.
+		m.report.Warn("LeftUnrecordedResource", report.Resource{Kind: "Server", Name: m.osm.Name}, "%s", err.Error())
 		server, err = nil, nil
 	}
 	if err != nil {

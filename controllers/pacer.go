@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
@@ -95,6 +96,13 @@ func warnIdentity(r *report.Recorder, clients *scope.Clients) {
 	for _, w := range clients.Warnings {
 		r.Warn("IdentityWarning", report.Resource{}, "%s", w)
 	}
+}
+
+// takeoverNotRecorded says whether err is that a resource only an unrecorded takeover would make
+// the object's was found (ownership.NotRecorded).
+func takeoverNotRecorded(err error) bool {
+	specErr, ok := report.AsSpecError(err)
+	return ok && specErr.Reason == infrav1.TakeoverNotRecordedReason
 }
 
 // authBusy says whether err is only that another reconcile is authenticating the same

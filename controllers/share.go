@@ -23,35 +23,37 @@ import (
 	"time"
 )
 
-// The workers' share of one credential: the reconciles of the objects whose credential (its cloud
-// and user, scope.Clients.CloudKey) is the same hold at most half of a controller's workers at
-// once, and one worker while that credential's cloud is slow (a reconcile of it took longer than
-// slowReconcile within the last slowFor); all slow credentials together hold at most half of the
-// workers. A reconcile over the share requeues at once, changing nothing. So tenants whose
-// endpoints answer slowly, or not at all, cannot hold the workers every other tenant's reconciles
-// (DNS failover included) need, however many objects or credentials they make.
+// The workers' share of one tenant (a namespace: the trust boundary, whatever credentials it
+// holds): the reconciles of its objects that reach OpenStack hold at most half of a controller's
+// workers at once, and one worker while it is slow (one of its reconciles has run, or ran,
+// longer than slowReconcile within the last slowFor); slow tenants together hold at most half of
+// the workers. A reconcile over the share requeues a second later, changing nothing. So tenants
+// whose endpoints answer slowly, or not at all, cannot hold the workers every other tenant's
+// reconciles (DNS failover included) need, however many objects or Secrets they make.
 
 const (
-	// slowReconcile is how long a reconcile may take before its credential counts as slow.
+	// slowReconcile is how long a reconcile may take before its tenant counts as slow.
 	slowReconcile = 30 * time.Second
-	// slowFor is how long a credential counts as slow after a slow reconcile.
-	slowFor = time.Minute
+	// slowFor is how long a tenant counts as slow after a slow reconcile ends: longer than a
+	// reconcile may last (reconcileDeadline), so that a tenant whose every reconcile runs until
+	// the deadline stays slow.
+	slowFor = 2 * reconcileDeadline
 )
 
-// errCredentialBusy: the credential's reconciles hold their share of the workers.
-var errCredentialBusy = errors.New("the reconciles of this object's credential hold their share of the workers")
+// errCredentialBusy: the tenant's reconciles hold their share of the workers.
+var errCredentialBusy = errors.New("the reconciles of this namespace's objects hold their share of the workers")
 
-// workerShare counts the workers each credential holds.
+// workerShare counts the workers each tenant holds.
 type workerShare struct {
 	// workers is the controller's number of workers (MaxConcurrentReconciles); 0 means no limit.
 	workers int
 	now     func() time.Time
 
-	mu        sync.Mutex
-	held      map[string]int
+	mu sync.Mutex
+	// held are, per tenant, the places taken and when each was.
+	held      map[string]map[int]time.Time
+	next      int
 	slowUntil map[string]time.Time
-	// slowHeld is how many workers slow credentials hold together.
-	slowHeld int
 }
 
 func (s *workerShare) clock() time.Time {
@@ -63,12 +65,18 @@ func (s *workerShare) clock() time.Time {
 
 // slow says whether key counts as slow at now; call with mu held.
 func (s *workerShare) slow(key string, now time.Time) bool {
-	until, ok := s.slowUntil[key]
-	if ok && !now.Before(until) {
+	if until, ok := s.slowUntil[key]; ok {
+		if now.Before(until) {
+			return true
+		}
 		delete(s.slowUntil, key)
-		return false
 	}
-	return ok
+	for _, start := range s.held[key] {
+		if now.Sub(start) > slowReconcile {
+			return true
+		}
+	}
+	return false
 }
 
 // enter takes one of key's places. ok is false when key holds its share already; otherwise
@@ -79,33 +87,47 @@ func (s *workerShare) enter(key string) (leave func(), ok bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	start := s.clock()
+	now := s.clock()
 	if s.held == nil {
-		s.held, s.slowUntil = map[string]int{}, map[string]time.Time{}
+		s.held, s.slowUntil = map[string]map[int]time.Time{}, map[string]time.Time{}
 	}
 	half := max(1, s.workers/2)
-	slow := s.slow(key, start)
-	if s.held[key] >= half || (slow && (s.held[key] >= 1 || s.slowHeld >= half)) {
+	n := len(s.held[key])
+	if n >= half {
 		return nil, false
 	}
-	s.held[key]++
-	if slow {
-		s.slowHeld++
+	if s.slow(key, now) {
+		if n >= 1 {
+			return nil, false
+		}
+		slowHeld := 0
+		for k, places := range s.held {
+			if s.slow(k, now) {
+				slowHeld += len(places)
+			}
+		}
+		if slowHeld >= half {
+			return nil, false
+		}
 	}
+	if s.held[key] == nil {
+		s.held[key] = map[int]time.Time{}
+	}
+	id := s.next
+	s.next++
+	s.held[key][id] = now
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			now := s.clock()
-			if now.Sub(start) > slowReconcile {
-				s.slowUntil[key] = now.Add(slowFor)
+			end := s.clock()
+			if end.Sub(now) > slowReconcile {
+				s.slowUntil[key] = end.Add(slowFor)
 			}
-			if s.held[key]--; s.held[key] <= 0 {
+			delete(s.held[key], id)
+			if len(s.held[key]) == 0 {
 				delete(s.held, key)
-			}
-			if slow {
-				s.slowHeld--
 			}
 		})
 	}, true

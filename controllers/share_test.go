@@ -24,12 +24,12 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-func TestACredentialHoldsAtMostItsShareOfTheWorkers(t *testing.T) {
+func TestATenantHoldsAtMostItsShareOfTheWorkers(t *testing.T) {
 	g := NewWithT(t)
 	now := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 	s := &workerShare{workers: 10, now: func() time.Time { return now }}
 
-	// Half the workers for one credential; another credential is not held back by it.
+	// Half the workers for one tenant; another tenant is not held back by it.
 	var leaves []func()
 	for range 5 {
 		leave, ok := s.enter("hostile")
@@ -37,31 +37,36 @@ func TestACredentialHoldsAtMostItsShareOfTheWorkers(t *testing.T) {
 		leaves = append(leaves, leave)
 	}
 	_, ok := s.enter("hostile")
-	g.Expect(ok).To(BeFalse(), "a sixth worker for one credential")
+	g.Expect(ok).To(BeFalse(), "a sixth worker for one tenant")
 	victim, ok := s.enter("victim")
 	g.Expect(ok).To(BeTrue())
 	victim()
 
-	// A reconcile that took longer than slowReconcile: one worker for that credential, for slowFor.
+	// Its reconciles still run past slowReconcile: it is slow now, before any of them ends.
 	now = now.Add(slowReconcile + time.Second)
 	leaves[0]()
 	leaves[0]() // given back once only
+	_, ok = s.enter("hostile")
+	g.Expect(ok).To(BeFalse(), "a slow tenant with reconciles in flight gets no other worker")
 	for _, leave := range leaves[1:] {
 		leave()
 	}
 	one, ok := s.enter("hostile")
 	g.Expect(ok).To(BeTrue())
 	_, ok = s.enter("hostile")
-	g.Expect(ok).To(BeFalse(), "a slow credential holds one worker")
+	g.Expect(ok).To(BeFalse(), "a slow tenant holds one worker")
 	one()
-	now = now.Add(slowFor)
-	for range 5 {
-		_, ok := s.enter("hostile")
-		g.Expect(ok).To(BeTrue(), "a minute after its last slow reconcile, half the workers again")
-	}
-	g.Expect(s.slowUntil).To(BeEmpty(), "nothing is kept of a credential no longer slow")
+	now = now.Add(slowFor - time.Second)
+	again, ok := s.enter("hostile")
+	g.Expect(ok).To(BeTrue())
+	_, ok = s.enter("hostile")
+	g.Expect(ok).To(BeFalse(), "still slow for slowFor after its last slow reconcile")
+	again()
+	now = now.Add(2 * time.Second)
+	g.Expect(s.slow("hostile", now)).To(BeFalse())
+	g.Expect(s.slowUntil).To(BeEmpty(), "nothing is kept of a tenant no longer slow")
 
-	// Slow credentials together hold at most half of the workers.
+	// Slow tenants together hold at most half of the workers.
 	var first []func()
 	for _, key := range []string{"a", "b", "c", "d", "e", "f"} {
 		leave, ok := s.enter(key)
@@ -79,12 +84,14 @@ func TestACredentialHoldsAtMostItsShareOfTheWorkers(t *testing.T) {
 		slowLeaves = append(slowLeaves, leave)
 	}
 	_, ok = s.enter("f")
-	g.Expect(ok).To(BeFalse(), "a sixth slow credential, with half the workers held by slow ones")
+	g.Expect(ok).To(BeFalse(), "a sixth slow tenant, with half the workers held by slow ones")
+	_, ok = s.enter("victim")
+	g.Expect(ok).To(BeTrue(), "a tenant that is not slow still gets a worker")
 	slowLeaves[0]()
 	_, ok = s.enter("f")
 	g.Expect(ok).To(BeTrue())
 
-	// No limit without a number of workers, or for a credential without a key.
+	// No limit without a number of workers, or for an object without a namespace.
 	_, ok = (&workerShare{}).enter("x")
 	g.Expect(ok).To(BeTrue())
 }
@@ -95,7 +102,7 @@ func TestAPlaceIsGivenBackWhenThePhasesEnd(t *testing.T) {
 	ctx, leave := withLeaves(context.Background())
 	g.Expect(s.admit(ctx, "k")).To(Succeed())
 	g.Expect(s.admit(context.Background(), "k")).To(Succeed(), "outside a reconcile's phases, given back at once")
-	g.Expect(s.held["k"]).To(Equal(1))
+	g.Expect(s.held["k"]).To(HaveLen(1))
 	g.Expect(s.admit(ctx, "k")).To(Succeed())
 	g.Expect(s.admit(ctx, "k")).To(MatchError(errCredentialBusy))
 	leave()

@@ -62,6 +62,35 @@ func TestUnmarkedResourcesAreAdoptedOnlyWithTheOperatorsRecord(t *testing.T) {
 		g.Expect(snapshot(g, cloud)).To(Equal(before), "nothing of the network was changed or deleted, and nothing was made")
 	})
 
+	t.Run("a bastion", func(t *testing.T) {
+		g := NewWithT(t)
+		osc := provisioned(g, newNamedCluster(g, ns, "b", false, managedSpec(), true))
+		// A server named as the bastion will be, on the cluster network, made by someone else.
+		port, err := cloud.Network().CreatePort(ctx, ports.CreateOpts{Name: "theirs", NetworkID: osc.Status.Network.ID})
+		g.Expect(err).NotTo(HaveOccurred())
+		server, err := cloud.Compute().CreateServer(ctx, servers.CreateOpts{Name: "b-bastion", FlavorRef: "m1.small", ImageRef: "ubuntu",
+			Networks: []servers.Network{{Port: port.ID}}}, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		updateSpec(g, osc, func(s *infrav1.OpenStackClusterSpec) { s.Bastion = bastionSpec("m1.small") })
+		g.Eventually(func(g Gomega) {
+			c := conditions.Get(get(g, osc), infrav1.BastionReadyCondition)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(infrav1.TakeoverNotRecordedReason))
+			g.Expect(c.Message).To(ContainSubstring(server.ID))
+		}, eventually, poll).Should(Succeed())
+		// The cluster's deletion leaves that server; its network waits for it to leave, and the
+		// deletion finishes once its owner removes it.
+		g.Expect(env.Client.Delete(ctx, osc)).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			g.Expect(eventReasons(g, ns)).To(ContainElement("LeftUnrecordedResource"))
+		}, eventually, poll).Should(Succeed())
+		_, err = cloud.Compute().GetServer(ctx, server.ID)
+		g.Expect(err).NotTo(HaveOccurred(), "the server is not the cluster's bastion, and stays")
+		g.Expect(cloud.Compute().DeleteServer(ctx, server.ID)).To(Succeed())
+		g.Expect(cloud.Network().DeletePort(ctx, port.ID)).To(Succeed())
+		deleteAll(g, osc)
+	})
+
 	t.Run("a machine", func(t *testing.T) {
 		g := NewWithT(t)
 		cluster := provisioned(g, newCluster(g, ns, false, managedSpec(), true))
@@ -84,6 +113,7 @@ func TestUnmarkedResourcesAreAdoptedOnlyWithTheOperatorsRecord(t *testing.T) {
 		deleteAll(g, m)
 		_, err = cloud.Compute().GetServer(ctx, server.ID)
 		g.Expect(err).NotTo(HaveOccurred(), "the person's server is not deleted with the machine")
+		g.Expect(eventReasons(g, ns)).To(ContainElement("LeftUnrecordedResource"))
 		g.Expect(snapshot(g, cloud)).To(Equal(before))
 	})
 }

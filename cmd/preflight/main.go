@@ -80,6 +80,10 @@ func main() {
 	if err := report.Write(os.Stdout); err != nil {
 		fail(err)
 	}
+	if *record && report.Blocking() {
+		fmt.Println("the takeover is not recorded: the switch would lose what the LOST lines say")
+		os.Exit(1)
+	}
 	if *record {
 		n, err := preflight.RecordTakeover(ctx, c, types.NamespacedName{Namespace: ns, Name: name})
 		if err != nil {

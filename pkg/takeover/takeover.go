@@ -63,7 +63,8 @@ type Record struct {
 }
 
 // Allows says whether the operator recorded the takeover of obj, of kind kind: its entry holds
-// its UID. A record that cannot be read allows nothing, and is read again at the next call.
+// its UID. When the record cannot be read, what was last read of it stands (nothing, before a
+// first read), and it is read again after MaxAge.
 func (r *Record) Allows(ctx context.Context, kind string, obj metav1.Object) bool {
 	if r == nil || r.Reader == nil || obj.GetUID() == "" {
 		return false
@@ -90,8 +91,10 @@ func (r *Record) current(ctx context.Context) map[string]string {
 	case apierrors.IsNotFound(err):
 		r.entries = nil
 	case err != nil:
-		log.FromContext(ctx).Error(err, "reading the takeover record: no takeover is allowed until it is read", "configMap", r.Key.String())
-		return nil
+		// What was last read stands (nothing, if nothing was), and the record is read again
+		// after the same interval: an API server that does not answer is not asked at every
+		// reconcile.
+		log.FromContext(ctx).Error(err, "reading the takeover record: what was last read of it stands", "configMap", r.Key.String())
 	default:
 		r.entries = cm.Data
 	}

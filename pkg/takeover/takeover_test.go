@@ -56,7 +56,7 @@ func TestAllows(t *testing.T) {
 	g.Expect(r.Allows(ctx, "OpenStackCluster", object("team-a", "prod", "uid-1"))).To(BeFalse(), "the record removed")
 }
 
-func TestAnUnreadableRecordAllowsNothingAndIsReadAgain(t *testing.T) {
+func TestAnUnreadableRecordKeepsWhatWasReadAndIsReadAgain(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	record := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
@@ -72,11 +72,17 @@ func TestAnUnreadableRecordAllowsNothingAndIsReadAgain(t *testing.T) {
 			return c.Get(ctx, k, obj, opts...)
 		},
 	}).Build()
-	r := &Record{Reader: c, Key: key, MaxAge: time.Hour}
+	now := time.Now()
+	r := &Record{Reader: c, Key: key, MaxAge: time.Minute}
 	prod := object("team-a", "prod", "uid-1")
+	g.Expect(r.Allows(ctx, "OpenStackCluster", prod)).To(BeFalse(), "nothing read yet")
 	g.Expect(r.Allows(ctx, "OpenStackCluster", prod)).To(BeFalse())
+	g.Expect(reads).To(Equal(1), "a failed read is not tried again at once")
 	failing = false
-	g.Expect(r.Allows(ctx, "OpenStackCluster", prod)).To(BeTrue(), "a failed read is not kept")
-	g.Expect(r.Allows(ctx, "OpenStackCluster", prod)).To(BeTrue())
-	g.Expect(reads).To(Equal(2), "a read that worked is used for MaxAge")
+	r.read = now.Add(-2 * time.Minute)
+	g.Expect(r.Allows(ctx, "OpenStackCluster", prod)).To(BeTrue(), "read again after MaxAge")
+	failing = true
+	r.read = now.Add(-2 * time.Minute)
+	g.Expect(r.Allows(ctx, "OpenStackCluster", prod)).To(BeTrue(), "what was read stands while the record cannot be read")
+	g.Expect(reads).To(Equal(3))
 }

@@ -18,6 +18,7 @@ package loadbalancer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -114,7 +115,7 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 	verify := func() (bool, error) {
 		mine, err := s.verified(ctx, lb.ID)
 		if err == nil && !mine {
-			err = fmt.Errorf("load balancer %s (%s) does not carry the mark of %s: its members are left alone", lb.Name, lb.ID, s.owner)
+			err = &notMarked{fmt.Sprintf("load balancer %s (%s) does not carry the mark of %s: its members are left alone", lb.Name, lb.ID, s.owner)}
 		}
 		return mine, err
 	}
@@ -139,6 +140,12 @@ func (s *Service) reconcileMembershipOf(ctx context.Context, lb *infrav1.LoadBal
 			if ours && !keep {
 				// Not a target any more, or an old address of the machine.
 				if mine, err := verify(); !mine {
+					if !member && notTheClusters(err) {
+						// A load balancer the status names that is not the cluster's (another's,
+						// or upstream's whose takeover was not recorded) holds nothing the
+						// machine may take out: its members stay, and the machine may go.
+						return true, nil
+					}
 					return false, err
 				}
 				return s.deleteMember(ctx, lb, name, p, &mb)
@@ -246,4 +253,20 @@ func disabledOnly(disabled bool) *bool {
 		return ptr.To(false)
 	}
 	return nil
+}
+
+// notMarked is the error for a load balancer the status names that carries no mark of the
+// cluster's, and that no recorded takeover makes the cluster's.
+type notMarked struct{ message string }
+
+func (e *notMarked) Error() string { return e.message }
+
+// notTheClusters says whether err is that the load balancer is not the cluster's: unmarked, or
+// another object's.
+func notTheClusters(err error) bool {
+	if _, ok := errors.AsType[*notMarked](err); ok {
+		return true
+	}
+	specErr, ok := report.AsSpecError(err)
+	return ok && specErr.Reason == infrav1.ResourceOwnedElsewhereReason
 }

@@ -19,13 +19,17 @@ package loadbalancer
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	. "github.com/onsi/gomega"
 	"go.uber.org/mock/gomock"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
@@ -339,4 +343,40 @@ func TestMembersOfAZoneInMaintenanceAreDisabledNeverDeleted(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeTrue())
 	g.Expect(w.cloud.Calls()).To(Equal(map[string]int{"GetLoadBalancerStatuses": 2}))
+}
+
+// A control plane machine leaves the load balancers of its cluster; one the status names that is
+// not the cluster's (upstream's whose takeover was not recorded, or another's) holds nothing the
+// machine may take out: the removal is done, and its members stay.
+func TestRemovingAMachineLeavesALoadBalancerThatIsNotTheClusters(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, "az1")
+	out, _ := converge(t, w.service(), w.desired("az1"), nil)
+	all := []infrav1.LoadBalancer{*out.Status}
+	settle(t, w.service(), all, []string{out.Status.ID}, Member{Name: "cp-1", Address: "10.6.0.11"})
+	before := w.membersOf(t, out.Status.ID)
+
+	for _, owner := range []ownership.Owner{
+		{Kind: "OpenStackCluster", Namespace: "ns", Name: "c"},       // the takeover not recorded: the mark is not its
+		{Kind: "OpenStackCluster", Namespace: "other", Name: "c"},    // another cluster's
+		{Kind: "OpenStackCluster", Namespace: "ns", Name: "c-other"}, // another cluster's, same namespace
+	} {
+		fresh := NewMemory()
+		s := NewService(w.cloud.LoadBalancer(), w.cloud.Network(), report.NewRecorder(w.recorder, &infrav1.OpenStackCluster{}, logr.Discard()), fresh, "fake", owner, "c")
+		if owner.Name == "c" && owner.Namespace == "ns" {
+			// The load balancer carries the mark of c in ns: strip it, as upstream's has none.
+			_, err := w.cloud.LoadBalancer().UpdateLoadBalancer(ctx, out.Status.ID, loadbalancers.UpdateOpts{Tags: &[]string{}})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Eventually(func() string {
+				lb, err := w.cloud.LoadBalancer().GetLoadBalancer(ctx, out.Status.ID)
+				g.Expect(err).NotTo(HaveOccurred())
+				return lb.ProvisioningStatus
+			}).WithTimeout(10 * time.Second).Should(Equal("ACTIVE"))
+		}
+		// What RemoveMachine asks: the machine's membership of no load balancer.
+		done, err := s.ReconcileMembership(ctx, all, nil, []int{6443, 8132}, Member{Name: "cp-1"})
+		g.Expect(err).NotTo(HaveOccurred(), "%v", owner)
+		g.Expect(done).To(BeTrue(), "%v", owner)
+		g.Expect(w.membersOf(t, out.Status.ID)).To(Equal(before), "%v: nothing of it is changed", owner)
+	}
 }

@@ -37,7 +37,7 @@ import (
 type Resolver interface {
 	ResolveNetworkParam(ctx context.Context, param *infrav1.NetworkParam, path *field.Path) (*networks.Network, error)
 	ResolveSubnet(ctx context.Context, param *infrav1.SubnetParam, networkID string, path *field.Path) (*subnets.Subnet, error)
-	SubnetsOn(ctx context.Context, networkID string) ([]subnets.Subnet, error)
+	SubnetsOn(ctx context.Context, networkID string) ([]subnets.Subnet, map[string]bool, error)
 	IsExternal(ctx context.Context, networkID string) (bool, error)
 }
 
@@ -61,7 +61,7 @@ func planFor(ctx context.Context, res Resolver, in *zones.Input) (*zones.Input, 
 	resolved.Network = network
 	found := &zones.Discovery{}
 	if in.LoadBalancer.ZoneDiscovery != nil {
-		all, err := res.SubnetsOn(ctx, network.ID)
+		all, foreign, err := res.SubnetsOn(ctx, network.ID)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -69,7 +69,9 @@ func planFor(ctx context.Context, res Resolver, in *zones.Input) (*zones.Input, 
 		for i := range all {
 			tagged[i] = networking.SubnetStatus(&all[i])
 		}
-		if found, err = zones.Discover(in, network, tagged); err != nil {
+		withForeign := *in
+		withForeign.ForeignSubnets = foreign
+		if found, err = zones.Discover(&withForeign, network, tagged); err != nil {
 			return nil, nil, nil, err
 		}
 		withFound := *in

@@ -19,7 +19,6 @@ package networking
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 
@@ -58,14 +57,30 @@ func (s *Service) ResolveMachineSubnets(ctx context.Context, spec *infrav1.OpenS
 	return out, nil
 }
 
-// SubnetsOn lists the subnets of network networkID in the credential's project: another project
-// may have made a subnet on a network shared with it, and tagged it.
-func (s *Service) SubnetsOn(ctx context.Context, networkID string) ([]subnets.Subnet, error) {
-	found, err := s.client.ListSubnets(ctx, subnets.ListOpts{NetworkID: networkID})
+// SubnetsOn lists the subnets of network networkID, and says which are foreign: made by a third
+// project, neither the credential's nor the one that owns the network (which may have shared the
+// network with others, who may then make subnets on it, and tag them).
+func (s *Service) SubnetsOn(ctx context.Context, networkID string) (found []subnets.Subnet, foreign map[string]bool, err error) {
+	found, err = s.client.ListSubnets(ctx, subnets.ListOpts{NetworkID: networkID})
 	if err != nil {
-		return nil, fmt.Errorf("listing the subnets of network %s: %w", networkID, err)
+		return nil, nil, fmt.Errorf("listing the subnets of network %s: %w", networkID, err)
 	}
-	return slices.DeleteFunc(found, func(sn subnets.Subnet) bool {
-		return s.owner.ProjectID != "" && sn.ProjectID != "" && sn.ProjectID != s.owner.ProjectID
-	}), nil
+	foreign = map[string]bool{}
+	var networkProject string
+	for _, sn := range found {
+		if s.owner.ProjectID == "" || sn.ProjectID == "" || sn.ProjectID == s.owner.ProjectID {
+			continue
+		}
+		if networkProject == "" {
+			n, err := s.client.GetNetwork(ctx, networkID)
+			if err != nil {
+				return nil, nil, fmt.Errorf("reading network %s: %w", networkID, err)
+			}
+			networkProject = n.ProjectID
+		}
+		if sn.ProjectID != networkProject {
+			foreign[sn.ID] = true
+		}
+	}
+	return found, foreign, nil
 }

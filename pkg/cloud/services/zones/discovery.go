@@ -94,7 +94,7 @@ func Discover(in *Input, network *infrav1.NetworkStatus, subnets []infrav1.Subne
 				continue
 			}
 			switch {
-			case in.ClusterTag != "" && slices.Contains(sn.Tags, in.ClusterTag):
+			case in.ClusterTag != "" && slices.Contains(sn.Tags, in.ClusterTag) && !in.ForeignSubnets[sn.ID]:
 				byZone[zone] = append(byZone[zone], sn)
 			case recordedOn(in, zone, sn.ID):
 				// Found by a release that read the zone tag alone: the zone stays where its load
@@ -102,7 +102,7 @@ func Discover(in *Input, network *infrav1.NetworkStatus, subnets []infrav1.Subne
 				byZone[zone] = append(byZone[zone], sn)
 				d.Notes = append(d.Notes, Note{Warning: true, Reason: infrav1.LoadBalancerConfigurationErrorReason,
 					Resource: report.Resource{Kind: "Subnet", Name: sn.Name, ID: sn.ID, Zone: zone},
-					Message: fmt.Sprintf("subnet %s (%s) is tagged %s=%s but not %s, this cluster's tag: zone %s stays on it because its load balancer is there; add the tag",
+					Message: fmt.Sprintf("subnet %s (%s) is tagged %s=%s but is not this cluster's to use (it lacks %s, this cluster's tag, or another project made it): zone %s stays on it because its load balancer is there; tag a subnet of your project for the zone and move the zone there",
 						sn.Name, sn.ID, key, zone, in.ClusterTag, zone)})
 			default:
 				ignored = append(ignored, fmt.Sprintf("%s (%s, %s=%s)", sn.Name, sn.ID, key, zone))
@@ -112,7 +112,7 @@ func Discover(in *Input, network *infrav1.NetworkStatus, subnets []infrav1.Subne
 	if len(ignored) > 0 {
 		d.Notes = append(d.Notes, Note{Warning: true, Reason: "SubnetNotTaggedForCluster",
 			Resource: report.Resource{Kind: "Subnet"},
-			Message: fmt.Sprintf("not used: %s of network %s carry a zone tag but not %s, this cluster's tag (tag a subnet with both to map its zone)",
+			Message: fmt.Sprintf("not used: %s of network %s carry a zone tag but not %s, this cluster's tag, or another project made them (tag a subnet of your project, or of the network's, with both to map its zone)",
 				strings.Join(ignored, ", "), network.Name, in.ClusterTag)})
 	}
 	for _, zone := range slices.Sorted(maps.Keys(byZone)) {

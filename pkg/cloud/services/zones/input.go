@@ -40,6 +40,9 @@ type Input struct {
 	// ClusterTag is the OpenStackCluster's mark as a tag (ownership.Owner.Tag): a subnet found
 	// by its zone tag is the cluster's to use only when it carries this one too.
 	ClusterTag string
+	// ForeignSubnets are the IDs of the load balancer network's subnets that a third project
+	// made (neither the credential's nor the network owner's): never found by tag.
+	ForeignSubnets map[string]bool
 	// LoadBalancer is spec.apiServerLoadBalancer; nil or not enabled means no load balancer.
 	LoadBalancer *infrav1.APIServerLoadBalancer
 	// Endpoint is spec.controlPlaneEndpoint as the user wrote it (nil when not set).

@@ -162,6 +162,7 @@ func TestDiscover(t *testing.T) {
 		invalid  []string // zones
 		warning  bool
 		err      bool
+		foreign  []string // subnets a third project made
 	}{
 		{name: "one subnet per zone", subnets: []infrav1.Subnet{tagged("a", tag("az2"), mine), tagged("b", mine, tag("az3")), tagged("c", "team=x", mine)}, want: []string{"az2=a", "az3=b"}},
 		{name: "a mapped zone and a mapped subnet are not discovered", subnets: []infrav1.Subnet{tagged("sub-1", tag("az9"), mine), tagged("d", tag("az1"), mine)}},
@@ -174,10 +175,18 @@ func TestDiscover(t *testing.T) {
 		{name: "another cluster's tag: not used", subnets: []infrav1.Subnet{tagged("x", tag("az2"), "capo-owner-ffffffffffffffffffffffffffffffff")}, warning: true},
 		{name: "a running zone on a subnet with the zone tag alone stays, with a warning", subnets: []infrav1.Subnet{tagged("b", tag("az2"))},
 			recorded: []infrav1.LoadBalancer{entry("az2", "b")}, want: []string{"az2=b"}, warning: true},
+		{name: "a third project's subnet with both tags: not used", subnets: []infrav1.Subnet{tagged("a", tag("az2"), mine), tagged("f", tag("az3"), mine)}, foreign: []string{"f"},
+			want: []string{"az2=a"}, warning: true},
+		{name: "a running zone on a third project's subnet stays, with a warning", subnets: []infrav1.Subnet{tagged("f", tag("az2"), mine)}, foreign: []string{"f"},
+			recorded: []infrav1.LoadBalancer{entry("az2", "f")}, want: []string{"az2=f"}, warning: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			in := &Input{Namespace: "ns", Cluster: "c", ClusterTag: mine, Recorded: Recorded{Zones: tc.recorded},
+			foreign := map[string]bool{}
+			for _, id := range tc.foreign {
+				foreign[id] = true
+			}
+			in := &Input{Namespace: "ns", Cluster: "c", ClusterTag: mine, ForeignSubnets: foreign, Recorded: Recorded{Zones: tc.recorded},
 				LoadBalancer: &infrav1.APIServerLoadBalancer{ZoneDiscovery: &infrav1.ZoneDiscovery{},
 					AvailabilityZoneSubnets: []infrav1.AZSubnetMapping{{AvailabilityZone: "az1", Subnet: infrav1.SubnetParam{ID: ptr.To("sub-1")}}}}}
 			d, err := Discover(in, network, tc.subnets)
