@@ -79,7 +79,7 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	d.membershipGone = m.controlPlane
 	svc := m.compute()
 	server, _, err := svc.Find(ctx, knownServerID(m.osm), m.osm.Name, upstreamServer(m))
-	if specErr, ok := report.AsSpecError(err); ok && (specErr.Reason == infrav1.ResourceOwnedElsewhereReason || specErr.Reason == infrav1.TakeoverNotRecordedReason) {
+	if specErr, ok := report.AsSpecError(err); ok && specErr.Reason == infrav1.ResourceOwnedElsewhereReason || takeoverNotRecorded(err) {
 		// The recorded ID names a server that is not this machine's: it is left alone, and the
 		// machine's own, if any, is found by its name and mark.
 		server, _, err = svc.Find(ctx, "", m.osm.Name, upstreamServer(m))

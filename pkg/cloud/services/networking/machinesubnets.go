@@ -66,17 +66,20 @@ func (s *Service) SubnetsOn(ctx context.Context, networkID string) (found []subn
 		return nil, nil, fmt.Errorf("listing the subnets of network %s: %w", networkID, err)
 	}
 	foreign = map[string]bool{}
-	var networkProject string
+	var (
+		networkProject string
+		networkRead    bool
+	)
 	for _, sn := range found {
 		if s.owner.ProjectID == "" || sn.ProjectID == "" || sn.ProjectID == s.owner.ProjectID {
 			continue
 		}
-		if networkProject == "" {
+		if !networkRead {
 			n, err := s.client.GetNetwork(ctx, networkID)
 			if err != nil {
 				return nil, nil, fmt.Errorf("reading network %s: %w", networkID, err)
 			}
-			networkProject = n.ProjectID
+			networkProject, networkRead = n.ProjectID, true
 		}
 		if sn.ProjectID != networkProject {
 			foreign[sn.ID] = true
