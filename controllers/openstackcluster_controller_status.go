@@ -90,6 +90,8 @@ func setClusterStatus(osc *infrav1.OpenStackCluster, w *warnings, cluster string
 		if lbs != nil {
 			setLoadBalancersStatus(osc, w, lbs)
 		}
+		// A zone out of service is withdrawn from control plane machines (zones.HandOver).
+		osc.Status.FailureDomains = zones.ControlPlaneDomains(osc.Status.FailureDomains, osc.Spec.ControlPlaneAvailabilityZones, osc.Status.APIServerLoadBalancers)
 		if f.domains != nil {
 			setFailureDomainsCondition(osc, w, cluster, f.domains)
 		}
@@ -300,6 +302,8 @@ func setFailureDomainsCondition(osc *infrav1.OpenStackCluster, w *warnings, clus
 			name := fd.Name
 			if ptr.Deref(fd.ControlPlane, false) {
 				name += " (control plane)"
+			} else if e := zones.EntryFor(osc.Status.APIServerLoadBalancers, fd.Name); e != nil && e.FailureDomainWithdrawal != nil {
+				name += " (withdrawn from control plane machines: " + zones.WithdrawalWords(e.FailureDomainWithdrawal) + ")"
 			}
 			names = append(names, name)
 		}

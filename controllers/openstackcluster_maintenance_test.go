@@ -22,6 +22,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -141,6 +142,8 @@ func TestZoneMaintenanceWithdrawsWaitsDrainsAndReturns(t *testing.T) {
 		g.Expect(conditions.Get(got, infrav1.APIServerDNSReadyCondition).Message).To(HaveSuffix("withdrawn: az1 (in maintenance)"))
 		g.Expect(got.Status.ZonesReady).To(Equal("1/2 (maintenance: az1)"))
 		g.Expect(conditions.IsTrue(got, infrav1.ReadyCondition)).To(BeTrue(), "maintenance does not make the cluster unready")
+		g.Expect(controlPlaneDomains(got)).To(Equal(map[string]bool{"az1": false, "az2": true}), "control plane machines leave a zone in maintenance")
+		g.Expect(got.Status.APIServerLoadBalancers[0].FailureDomainWithdrawal.Reason).To(Equal(infrav1.WithdrawnMaintenance))
 	}, eventually, poll).Should(Succeed())
 	g.Expect(adminStates(g, cloud, ns, "az1")).To(Equal([]bool{true, true}))
 
@@ -185,6 +188,88 @@ func TestZoneMaintenanceWithdrawsWaitsDrainsAndReturns(t *testing.T) {
 		targets, _, _ := publishedTargets(g, got)
 		g.Expect(targets).To(ConsistOf(entries[0].IP, entries[1].IP))
 		g.Expect(conditions.Get(got, infrav1.ZoneMaintenanceReadyCondition).Reason).To(Equal(infrav1.NotRequiredReason))
-		g.Expect(eventReasons(g, ns)).To(ContainElements("ZoneReturned", "EnabledMember"))
+		g.Expect(eventReasons(g, ns)).To(ContainElements("ZoneReturned", "EnabledMember", "ControlPlaneFailureDomainWithdrawn"))
+		// Serving again, az1 waits out the return delay before control plane machines may go
+		// there again.
+		w := got.Status.APIServerLoadBalancers[0].FailureDomainWithdrawal
+		g.Expect(w).NotTo(BeNil())
+		g.Expect(w.ServingSince).NotTo(BeNil())
+		g.Expect(controlPlaneDomains(got)).To(Equal(map[string]bool{"az1": false, "az2": true}))
+		g.Expect(conditions.Get(got, infrav1.FailureDomainsReadyCondition).Message).To(ContainSubstring("az1 (withdrawn from control plane machines: in maintenance since "))
 	}, eventually, poll).Should(Succeed())
+}
+
+// controlPlaneDomains are the failure domains osc reports, with whether each is for control
+// plane machines.
+func controlPlaneDomains(osc *infrav1.OpenStackCluster) map[string]bool {
+	out := map[string]bool{}
+	for _, fd := range osc.Status.FailureDomains {
+		out[fd.Name] = ptr.Deref(fd.ControlPlane, false)
+	}
+	return out
+}
+
+func TestFailureDomainOfAZoneThatCannotTakeTrafficIsWithdrawnFromControlPlaneMachines(t *testing.T) {
+	g := NewWithT(t)
+	ns := testNamespace("handover")
+	azs := []string{"az1", "az2"}
+	cloud := newCloud(t, g, ns)
+	cloud.SetAvailabilityZones(azs...)
+	addMachineImages(cloud)
+	n := addLBNetwork(t, g, cloud, azs...)
+	osc := newCluster(g, ns, false, multiAZSpec(n, azs...), true)
+	g.Eventually(func(g Gomega) { lbReady(g, osc) }, eventually, poll).Should(Succeed())
+	markInfrastructureProvisioned(g, ns)
+	cp1, cp2 := newMachine(g, ns, "cp-az1", "az1", true), newMachine(g, ns, "cp-az2", "az2", true)
+	var entries []infrav1.LoadBalancer
+	g.Eventually(func(g Gomega) {
+		membersOnline(g, cloud, osc, cp1, cp2)
+		got := get(g, osc)
+		entries = got.Status.APIServerLoadBalancers
+		g.Expect(got.Status.ZonesReady).To(Equal("2/2"))
+		g.Expect(controlPlaneDomains(got)).To(Equal(map[string]bool{"az1": true, "az2": true}))
+	}, eventually, poll).Should(Succeed())
+
+	// az2's control plane stops answering its health monitor.
+	address := internalAddress(g, cp2)
+	cloud.SetOperatingStatus(entries[1].ID, "ERROR", map[string]string{address: "ERROR"})
+	g.Eventually(func(g Gomega) {
+		got := get(g, osc)
+		g.Expect(got.Status.APIServerLoadBalancers[1].Health).To(Equal(infrav1.LoadBalancerUnhealthy))
+		g.Expect(controlPlaneDomains(got)).To(Equal(map[string]bool{"az1": true, "az2": false}))
+		g.Expect(got.Status.APIServerLoadBalancers[1].FailureDomainWithdrawal.Reason).To(Equal(infrav1.WithdrawnUnhealthy))
+		g.Expect(conditions.Get(got, infrav1.FailureDomainsReadyCondition).Message).To(ContainSubstring("az2 (withdrawn from control plane machines: its load balancer cannot take traffic since "))
+		g.Expect(eventReasons(g, ns)).To(ContainElement("ControlPlaneFailureDomainWithdrawn"))
+	}, eventually, poll).Should(Succeed())
+
+	// Then az1's too: it is the last control plane failure domain and stays one.
+	cloud.SetOperatingStatus(entries[0].ID, "ERROR", map[string]string{internalAddress(g, cp1): "ERROR"})
+	g.Eventually(func(g Gomega) {
+		got := get(g, osc)
+		g.Expect(got.Status.APIServerLoadBalancers[0].Health).To(Equal(infrav1.LoadBalancerUnhealthy))
+	}, eventually, poll).Should(Succeed())
+	g.Expect(controlPlaneDomains(get(g, osc))).To(Equal(map[string]bool{"az1": true, "az2": false}))
+
+	// Both serve again: az2 comes back only after the return delay.
+	membersOnline(g, cloud, osc, cp1, cp2)
+	g.Eventually(func(g Gomega) {
+		got := get(g, osc)
+		g.Expect(got.Status.ZonesReady).To(Equal("2/2"))
+		w := got.Status.APIServerLoadBalancers[1].FailureDomainWithdrawal
+		g.Expect(w).NotTo(BeNil())
+		g.Expect(w.ServingSince).NotTo(BeNil())
+		g.Expect(conditions.Get(got, infrav1.FailureDomainsReadyCondition).Message).To(ContainSubstring("serving again, given back at "))
+	}, eventually, poll).Should(Succeed())
+	g.Expect(controlPlaneDomains(get(g, osc))).To(Equal(map[string]bool{"az1": true, "az2": false}))
+}
+
+// internalAddress is the machine's first address, as its status records it.
+func internalAddress(g Gomega, m *infrav1.OpenStackMachine) string {
+	var address string
+	g.Eventually(func(g Gomega) {
+		got := getMachine(g, m)
+		g.Expect(got.Status.Addresses).NotTo(BeEmpty())
+		address = got.Status.Addresses[0].Address
+	}, eventually, poll).Should(Succeed())
+	return address
 }

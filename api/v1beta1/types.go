@@ -551,7 +551,44 @@ type LoadBalancer struct {
 	// stands, while the zone is named in the OpenStackCluster's zone-maintenance annotation.
 	// +optional
 	Maintenance *ZoneMaintenance `json:"maintenance,omitempty"`
+
+	// FailureDomainWithdrawal is set while this availability zone's failure domain is reported
+	// with controlPlane false because the zone is out of service (its load balancer cannot take
+	// traffic, or it is in planned maintenance): Cluster API's control plane provider then places
+	// new and remediated control plane machines in the zones that serve. The zone is given back
+	// once it has served for two minutes in a row.
+	// +optional
+	FailureDomainWithdrawal *FailureDomainWithdrawal `json:"failureDomainWithdrawal,omitempty"`
 }
+
+// FailureDomainWithdrawal is why, and since when, a zone's failure domain is not offered to
+// control plane machines.
+type FailureDomainWithdrawal struct {
+	// Since is when the failure domain was withdrawn.
+	// +required
+	Since metav1.Time `json:"since"`
+
+	// Reason is LoadBalancerUnhealthy or Maintenance: what took the zone out of service.
+	// +kubebuilder:validation:Enum=LoadBalancerUnhealthy;Maintenance
+	// +required
+	Reason FailureDomainWithdrawalReason `json:"reason"`
+
+	// ServingSince is when the zone was seen serving again (its load balancer healthy, out of
+	// maintenance); the failure domain is given back two minutes after, unless the zone stops
+	// serving meanwhile.
+	// +optional
+	ServingSince *metav1.Time `json:"servingSince,omitempty"`
+}
+
+// FailureDomainWithdrawalReason is what took a zone out of service.
+type FailureDomainWithdrawalReason string
+
+const (
+	// WithdrawnUnhealthy: the zone's load balancer cannot take traffic.
+	WithdrawnUnhealthy FailureDomainWithdrawalReason = "LoadBalancerUnhealthy"
+	// WithdrawnMaintenance: the zone is in planned maintenance.
+	WithdrawnMaintenance FailureDomainWithdrawalReason = "Maintenance"
+)
 
 // IsHealthy says whether the load balancer was last seen able to take traffic (Healthy).
 func (lb *LoadBalancer) IsHealthy() bool {

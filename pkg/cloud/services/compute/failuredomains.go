@@ -26,22 +26,23 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // FailureDomains turns Nova's available availability zones into Cluster API failure domains,
 // sorted by name. A zone is suitable for control plane machines when controlPlaneZones lists it,
 // or when controlPlaneZones is empty.
 func FailureDomains(ctx context.Context, client clients.ComputeClient, controlPlaneZones []string) ([]clusterv1.FailureDomain, error) {
-	zones, err := client.ListAvailabilityZones(ctx)
+	azs, err := client.ListAvailabilityZones(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing Nova availability zones: %w", err)
 	}
 	var out []clusterv1.FailureDomain
-	for _, z := range zones {
+	for _, z := range azs {
 		if !z.ZoneState.Available {
 			continue
 		}
-		controlPlane := len(controlPlaneZones) == 0 || slices.Contains(controlPlaneZones, z.ZoneName)
+		controlPlane := zones.ControlPlaneAllowed(controlPlaneZones, z.ZoneName)
 		out = append(out, clusterv1.FailureDomain{Name: z.ZoneName, ControlPlane: &controlPlane})
 	}
 	slices.SortFunc(out, func(a, b clusterv1.FailureDomain) int { return cmp.Compare(a.Name, b.Name) })

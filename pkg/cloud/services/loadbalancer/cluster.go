@@ -68,6 +68,7 @@ func (s *Service) ReconcileCluster(ctx context.Context, res Resolver, in *zones.
 	RecordOutcomes(in.Namespace, in.Cluster, outcomes)
 	r := zones.Conclude(in, plan, outcomes, staleDone, staleErr, time.Now())
 	s.emit(r.Maintenance.Notes)
+	s.emit(r.Handover.Notes)
 	return r
 }
 

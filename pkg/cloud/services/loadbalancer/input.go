@@ -55,9 +55,11 @@ func InputOf(osc *infrav1.OpenStackCluster, cluster string, network *infrav1.Net
 	if c := conditions.Get(osc, infrav1.ZoneMaintenanceReadyCondition); c != nil && c.Reason == infrav1.ZoneWithdrawingReason {
 		in.WithdrawingSince = c.LastTransitionTime.Time
 	}
+	// What the spec allows, whether or not a zone out of service is withdrawn from control
+	// plane machines (its failure domain's controlPlane false) for now.
 	for _, fd := range osc.Status.FailureDomains {
 		in.ComputeZones = append(in.ComputeZones, fd.Name)
-		if ptr.Deref(fd.ControlPlane, false) {
+		if zones.ControlPlaneAllowed(osc.Spec.ControlPlaneAvailabilityZones, fd.Name) {
 			in.ControlPlaneZones = append(in.ControlPlaneZones, fd.Name)
 		}
 	}

@@ -62,6 +62,10 @@ const (
 	// DNSHealth is how often the load balancers of a cluster that publishes its DNS records are
 	// looked at while all is well, so that a zone's failure is withdrawn from DNS quickly.
 	DNSHealth = 10 * time.Second
+	// ZoneHealth is how often the load balancers of a cluster with one per zone that publishes no
+	// DNS records are looked at while all is well, so that a zone's failure takes its failure
+	// domain away from control plane machines.
+	ZoneHealth = 30 * time.Second
 	// Image is how soon a machine waiting for its ORC Image looks again: the manager does not
 	// watch Images (ORC need not be installed).
 	Image = 10 * time.Second

@@ -172,8 +172,11 @@ func baseDesired(in *Input) Desired {
 	if len(spec.AllowedCIDRs) > 0 {
 		base.AllowedCIDRs = CanonicalCIDRs(spec.AllowedCIDRs, clusterSources(in))
 	}
-	if spec.DNS != nil {
+	switch {
+	case spec.DNS != nil:
 		base.HealthPoll = requeue.DNSHealth
+	case in.PerZone():
+		base.HealthPoll = requeue.ZoneHealth // a zone that fails leaves the control plane failure domains (HandOver)
 	}
 	return base
 }

@@ -54,6 +54,9 @@ type Result struct {
 	ZonesReady string
 	// Maintenance is where the planned maintenance of the zones stands (Maintain).
 	Maintenance Maintenance
+	// Handover is which zones' failure domains are withdrawn from control plane machines
+	// (HandOver).
+	Handover Handover
 	// MachinesMayStart says whether machines may be created as far as the load balancers go:
 	// always without a load balancer, once the single one is ready, and with one per availability
 	// zone as soon as one zone's is (another zone may still converge, or be broken).
@@ -68,12 +71,15 @@ func Conclude(in *Input, p *Plan, outcomes []Outcome, staleDone bool, staleErr e
 	r.Zones, r.Single = p.Entries(in, outcomes, staleDone)
 	if in.PerZone() {
 		r.Maintenance = Maintain(in, r.Zones, now)
+		r.Handover = HandOver(in, r.Zones, now)       // after Maintain: a zone in maintenance is out of service
 		r.Single = MirrorFirst(in, r.Zones, r.Single) // with the maintenance entries
 		DrainedAsPlanned(outcomes, r.Zones)
 	}
 	r.Summary = Summarize(outcomes, p.Stale, staleDone, staleErr)
-	if after := r.Maintenance.RequeueAfter; after > 0 && (r.Summary.RequeueAfter == 0 || after < r.Summary.RequeueAfter) {
-		r.Summary.RequeueAfter = after
+	for _, after := range []time.Duration{r.Maintenance.RequeueAfter, r.Handover.RequeueAfter} {
+		if after > 0 && (r.Summary.RequeueAfter == 0 || after < r.Summary.RequeueAfter) {
+			r.Summary.RequeueAfter = after
+		}
 	}
 	if in.section().ZoneDiscovery != nil && (r.Summary.RequeueAfter == 0 || r.Summary.RequeueAfter > requeue.Discovery) {
 		r.Summary.RequeueAfter = requeue.Discovery // nothing tells the manager that a subnet's tags changed
