@@ -32,6 +32,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/collections"
+	"sigs.k8s.io/cluster-api/util/failuredomains"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -183,13 +185,60 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		GinkgoWriter.Printf("zone %s withdrawn from DNS %s after its server was stopped\n", cfg.zones[1], withdrawn.Round(100*time.Millisecond))
 		Expect(withdrawn).To(BeNumerically("<", 45*time.Second), "a dead zone leaves DNS within the health poll, ExternalDNS's sync and Octavia's health checks")
 
+		By("withdrawing the dead zone's failure domain from control plane machines, in the Cluster too")
+		var placed string
+		Eventually(func(g Gomega) {
+			got := getCluster(ctx, g, key)
+			g.Expect(got.Status.APIServerLoadBalancers[1].FailureDomainWithdrawal).NotTo(BeNil())
+			cp := controlPlaneFailureDomains(ctx, g, name)
+			g.Expect(cp).To(HaveLen(1))
+			g.Expect(cp[0].Name).To(Equal(cfg.zones[0]))
+			// As KubeadmControlPlane replaces a remediated machine: the dead zone's machine gone,
+			// the new one goes where the fewest machines are among the control plane failure
+			// domains. Without the withdrawal that is the dead zone, which has none left.
+			alive := &clusterv1.Machine{}
+			g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: machines[0]}, alive)).To(Succeed())
+			placed = failuredomains.PickFewest(ctx, cp, collections.FromMachines(alive), collections.FromMachines(alive))
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		GinkgoWriter.Printf("zone %s withdrawn from control plane machines %s after its server was stopped\n", cfg.zones[1], time.Since(fault).Round(100*time.Millisecond))
+		Expect(placed).To(Equal(cfg.zones[0]), "a replacement control plane machine is placed in the zone that serves")
+
+		By("creating the replacement control plane machine there: it lands in the zone that serves")
+		replacement := name + "-cp-replacement"
+		createMachine(ctx, namespace, name, replacement, placed, true)
+		Eventually(func(g Gomega) {
+			osm := &infrav1.OpenStackMachine{}
+			g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: replacement}, osm)).To(Succeed())
+			g.Expect(osm.Status.Initialization).NotTo(BeNil())
+			g.Expect(osm.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+			sv, err := openstack.Compute.GetServer(ctx, ptr.Deref(osm.Status.InstanceID, ""))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(sv.AvailabilityZone).To(Equal(cfg.zones[0]))
+			expectMembers(ctx, g, key, map[string][]string{cfg.zones[0]: {machines[0], replacement}, cfg.zones[1]: {machines[1]}}, nil)
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		Expect(kube.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: replacement}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			err := kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: replacement}, &clusterv1.Machine{})
+			g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+			g.Expect(err).To(HaveOccurred(), "the replacement Machine is gone")
+			expectMembers(ctx, g, key, map[string][]string{cfg.zones[0]: {machines[0]}, cfg.zones[1]: {machines[1]}}, nil)
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
 		By("starting the server again")
 		Expect(servers.Start(ctx, compute, server).ExtractErr()).To(Succeed())
 		recovery := time.Now()
 		waitDNS(ctx, host, first, second)
 		GinkgoWriter.Printf("zone %s published again %s after its server was started\n", cfg.zones[1], time.Since(recovery).Round(100*time.Millisecond))
 		Expect(watch()).To(BeEmpty(), "answers without the first zone's address while the second zone was down")
-	}, NodeTimeout(6*time.Minute))
+
+		By("giving the zone back to control plane machines once it has served for two minutes")
+		Expect(controlPlaneFailureDomains(ctx, Default, name)).To(HaveLen(1), "not at once: a zone that just came back may fail again")
+		Eventually(func(g Gomega) {
+			g.Expect(controlPlaneFailureDomains(ctx, g, name)).To(HaveLen(2))
+			g.Expect(getCluster(ctx, g, key).Status.APIServerLoadBalancers[1].FailureDomainWithdrawal).To(BeNil())
+		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("zone %s given back to control plane machines %s after its server was started\n", cfg.zones[1], time.Since(recovery).Round(100*time.Millisecond))
+	}, NodeTimeout(14*time.Minute))
 
 	It("keeps its records while another management plane's ExternalDNS syncs the same zone", func(ctx SpecContext) {
 		osc := getCluster(ctx, Default, key)
@@ -352,6 +401,20 @@ var _ = Describe("Admission", func() {
 
 // createControlPlaneMachine creates a control plane Machine in zone with its bootstrap data
 // Secret and OpenStackMachine, as a control plane provider would, and returns its name.
+// controlPlaneFailureDomains are the failure domains Cluster API's Cluster clusterName reports
+// for control plane machines: what KubeadmControlPlane places them in.
+func controlPlaneFailureDomains(ctx context.Context, g Gomega, clusterName string) []clusterv1.FailureDomain {
+	cluster := &clusterv1.Cluster{}
+	g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: clusterName}, cluster)).To(Succeed())
+	var out []clusterv1.FailureDomain
+	for _, fd := range cluster.Status.FailureDomains {
+		if ptr.Deref(fd.ControlPlane, false) {
+			out = append(out, fd)
+		}
+	}
+	return out
+}
+
 func createControlPlaneMachine(ctx context.Context, clusterName, zone string) string {
 	name := clusterName + "-cp-" + zone
 	createMachine(ctx, namespace, clusterName, name, zone, true)
