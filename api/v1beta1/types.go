@@ -552,6 +552,12 @@ type LoadBalancer struct {
 	// +optional
 	Maintenance *ZoneMaintenance `json:"maintenance,omitempty"`
 
+	// CreateSentAt is when a create of this load balancer got no answer (a timeout): Octavia may
+	// still make it, so for three minutes after, the controller looks for it by name rather than
+	// create it again. Only set while no load balancer of this name was found.
+	// +optional
+	CreateSentAt *metav1.Time `json:"createSentAt,omitempty"`
+
 	// FailureDomainWithdrawal is set while this availability zone's failure domain is reported
 	// with controlPlane false because the zone is out of service (its load balancer cannot take
 	// traffic, or it is in planned maintenance): Cluster API's control plane provider then places

@@ -514,6 +514,10 @@ func (in *LoadBalancer) DeepCopyInto(out *LoadBalancer) {
 		*out = new(ZoneMaintenance)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.CreateSentAt != nil {
+		in, out := &in.CreateSentAt, &out.CreateSentAt
+		*out = (*in).DeepCopy()
+	}
 	if in.FailureDomainWithdrawal != nil {
 		in, out := &in.FailureDomainWithdrawal, &out.FailureDomainWithdrawal
 		*out = new(FailureDomainWithdrawal)

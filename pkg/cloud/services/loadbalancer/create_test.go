@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
@@ -250,6 +252,44 @@ func TestAnUnansweredCreateIsNotSentAgainWhileItsLoadBalancerMayAppear(t *testin
 	w.memory.createUnanswered("fake", other.Name, time.Now().Add(-UnansweredCreateWait))
 	g.Expect(s.Reconcile(ctx, other, nil).State).To(Equal(zones.StateWaiting))
 	g.Expect(w.cloud.Calls()["CreateLoadBalancer"]).To(Equal(3))
+}
+
+// A manager that starts while a create may still be carried out (the one that sent it restarted)
+// learns of it from the status entry the failed create left, and waits as well.
+func TestAnUnansweredCreateIsRememberedInTheStatusAcrossARestart(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, "az1")
+	d := w.desired("az1")
+	w.cloud.InjectFault(fakeopenstack.Fault{Operation: "CreateLoadBalancer", Nth: 1, LoseResponse: true, Uncommitted: 2})
+	out := w.service().Reconcile(ctx, d, nil)
+	g.Expect(out.State).To(Equal(zones.StateError))
+	g.Expect(out.Status).NotTo(BeNil(), "the status records the create")
+	g.Expect(out.Status.Name).To(Equal(d.Name))
+	g.Expect(out.Status.ID).To(BeEmpty())
+	g.Expect(out.Status.CreateSentAt).NotTo(BeNil())
+	recorded := out.Status
+
+	w.memory = NewMemory() // a restart
+	s := w.service()
+	for range 2 {
+		out = s.Reconcile(ctx, d, recorded)
+		g.Expect(out.State).To(Equal(zones.StateWaiting))
+		g.Expect(out.Message).To(ContainSubstring("got no answer; looking for it until"))
+	}
+	ready, _ := converge(t, s, d, recorded)
+	g.Expect(ready.State).To(Equal(zones.StateReady))
+	g.Expect(ready.Status.CreateSentAt).To(BeNil(), "found: nothing left to wait for")
+	g.Expect(w.cloud.Calls()["CreateLoadBalancer"]).To(Equal(1), "never sent twice")
+	g.Expect(w.loadBalancers()).To(HaveLen(1))
+
+	// A recorded create past the wait, or one far in the future, holds nothing back.
+	for _, sent := range []time.Time{time.Now().Add(-UnansweredCreateWait), time.Now().Add(time.Hour)} {
+		other := w.desired("az1")
+		other.Name = "other-" + sent.Format("150405")
+		_, waits := NewService(nil, nil, nil, NewMemory(), "fake", testOwner, testOwner.Name).awaitsUnanswered(other,
+			&infrav1.LoadBalancer{Name: other.Name, CreateSentAt: &metav1.Time{Time: sent}}, time.Now())
+		g.Expect(waits).To(BeFalse())
+	}
 }
 
 func TestTwoLoadBalancersWithOneNameAreRefused(t *testing.T) {

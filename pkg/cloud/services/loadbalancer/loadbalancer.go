@@ -29,6 +29,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -76,7 +77,7 @@ func (s *Service) reconcile(ctx context.Context, d *zones.Desired, known *infrav
 		return failed(err)
 	}
 	if f == nil {
-		return s.create(ctx, d)
+		return s.create(ctx, d, known)
 	}
 	// Found: a create that got no answer made it (or it was there all along).
 	s.memory.forgetUnanswered(s.cloudKey, d.Name)
@@ -168,13 +169,29 @@ func vipOnSubnet(n *infrav1.NetworkStatusWithSubnets, subnetID string) bool {
 	return len(n.Subnets) > 0 && n.Subnets[0].ID == subnetID
 }
 
+// awaitsUnanswered returns when a create of the load balancer that got no answer was sent, while
+// the controller should look for what it made rather than create it again: as this manager
+// remembers it, or as the status recorded it (a manager started since).
+func (s *Service) awaitsUnanswered(d *zones.Desired, known *infrav1.LoadBalancer, now time.Time) (time.Time, bool) {
+	if sent, ok := s.memory.awaitsUnanswered(s.cloudKey, d.Name, now); ok {
+		return sent, true
+	}
+	if known == nil || known.Name != d.Name || known.CreateSentAt == nil {
+		return time.Time{}, false
+	}
+	// A time somewhat ahead is another replica's clock; one far ahead is no create of ours.
+	sent := known.CreateSentAt.Time
+	age := now.Sub(sent)
+	return sent, age > -time.Minute && age < UnansweredCreateWait
+}
+
 // create creates the load balancer with its listeners, pools and monitors in one call (Octavia's
 // fully populated load balancer), so that it settles once rather than once per child. On a cloud
 // whose Octavia was seen leaving such children pending (before 11.0.1), it creates the load
 // balancer alone: reconcileChildren then creates each child once the one before is ACTIVE, which
 // is faster there than settling each child with an update.
-func (s *Service) create(ctx context.Context, d *zones.Desired) zones.Outcome {
-	if sent, ok := s.memory.awaitsUnanswered(s.cloudKey, d.Name, time.Now()); ok {
+func (s *Service) create(ctx context.Context, d *zones.Desired, known *infrav1.LoadBalancer) zones.Outcome {
+	if sent, ok := s.awaitsUnanswered(d, known, time.Now()); ok {
 		// The create sent then may still be carried out: a second one would make a duplicate.
 		out := waiting(fmt.Sprintf("the create of load balancer %s sent at %s got no answer; looking for it until %s before creating it again",
 			d.Name, sent.UTC().Format(time.TimeOnly), sent.Add(UnansweredCreateWait).UTC().Format(time.TimeOnly)))
@@ -216,6 +233,11 @@ func (s *Service) create(ctx context.Context, d *zones.Desired) zones.Outcome {
 	if err != nil {
 		if clients.Unanswered(err) {
 			s.memory.createUnanswered(s.cloudKey, d.Name, sent)
+			// The status keeps it too, so that a manager that starts meanwhile waits as well.
+			out := failed(fmt.Errorf("creating load balancer %s: %w", d.Name, err))
+			out.Status = &infrav1.LoadBalancer{Name: d.Name, AvailabilityZone: d.AvailabilityZone, Health: infrav1.LoadBalancerHealthUnknown,
+				CreateSentAt: &metav1.Time{Time: sent}}
+			return out
 		}
 		if gophercloud.ResponseCodeIs(err, http.StatusBadRequest) {
 			return failed(&report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf("Octavia refused load balancer %s: %v", d.Name, err)})
