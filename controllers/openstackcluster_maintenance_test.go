@@ -217,7 +217,10 @@ func TestFailureDomainOfAZoneThatCannotTakeTrafficIsWithdrawnFromControlPlaneMac
 	cloud.SetAvailabilityZones(azs...)
 	addMachineImages(cloud)
 	n := addLBNetwork(t, g, cloud, azs...)
-	osc := newCluster(g, ns, false, multiAZSpec(n, azs...), true)
+	spec := multiAZSpec(n, azs...)
+	// With DNS, the load balancers are looked at every 10 s rather than 30 s.
+	spec.APIServerLoadBalancer.DNS = &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint, TTL: 1}
+	osc := newCluster(g, ns, false, spec, true)
 	g.Eventually(func(g Gomega) { lbReady(g, osc) }, eventually, poll).Should(Succeed())
 	markInfrastructureProvisioned(g, ns)
 	cp1, cp2 := newMachine(g, ns, "cp-az1", "az1", true), newMachine(g, ns, "cp-az2", "az2", true)
@@ -227,6 +230,9 @@ func TestFailureDomainOfAZoneThatCannotTakeTrafficIsWithdrawnFromControlPlaneMac
 		got := get(g, osc)
 		entries = got.Status.APIServerLoadBalancers
 		g.Expect(got.Status.ZonesReady).To(Equal("2/2"))
+		for _, e := range entries {
+			g.Expect(zones.Serves(&e, 6443)).To(BeTrue(), "zone %s serves", e.AvailabilityZone)
+		}
 		g.Expect(controlPlaneDomains(got)).To(Equal(map[string]bool{"az1": true, "az2": true}))
 	}, eventually, poll).Should(Succeed())
 

@@ -38,6 +38,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -198,4 +200,76 @@ func computeClient(ctx context.Context) *gophercloud.ServiceClient {
 	c, err := localenv.ServiceClient(ctx, cfg.cloudsYAML, cfg.cloudName, "compute")
 	Expect(err).NotTo(HaveOccurred())
 	return c
+}
+
+// failoverTimeline watches, four times a second from now on, the steps by which zone i of the
+// OpenStackCluster at key (of Cluster clusterName) leaves DNS after its control plane failed at fault: Octavia reports
+// its load balancer not ONLINE (detection), the status records it unhealthy (the provider
+// noticed), and the cluster's DNSEndpoint no longer holds its address (the provider published).
+// The returned function stops the watch and returns each step's time after fault (zero when
+// not seen).
+func failoverTimeline(ctx context.Context, key client.ObjectKey, clusterName string, i int, fault time.Time) func() (detected, noticed, published time.Duration) {
+	osc := getCluster(ctx, Default, key)
+	lb := osc.Status.APIServerLoadBalancers[i]
+	ctx, cancel := context.WithCancel(ctx)
+	var (
+		mu                           sync.Mutex
+		detected, noticed, published time.Duration
+		wg                           sync.WaitGroup
+	)
+	seen := func(step *time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if *step == 0 {
+			*step = time.Since(fault)
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer GinkgoRecover()
+		defer wg.Done()
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if tree, err := openstack.LoadBalancer.GetLoadBalancerStatuses(ctx, lb.ID); err == nil && tree.Loadbalancer != nil && tree.Loadbalancer.OperatingStatus != "ONLINE" {
+				seen(&detected)
+			}
+			got := &infrav1.OpenStackCluster{}
+			if err := kube.Get(ctx, key, got); err == nil && len(got.Status.APIServerLoadBalancers) > i && got.Status.APIServerLoadBalancers[i].Healthy != nil && !*got.Status.APIServerLoadBalancers[i].Healthy {
+				seen(&noticed)
+			}
+			record := &unstructured.Unstructured{}
+			record.SetGroupVersionKind(schema.GroupVersionKind{Group: "externaldns.k8s.io", Version: "v1alpha1", Kind: "DNSEndpoint"})
+			if err := kube.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: clusterName + "-apiserver"}, record); err == nil {
+				if targets := endpointTargets(record); len(targets) > 0 && !slices.Contains(targets, lb.IP) {
+					seen(&published)
+				}
+			}
+		}
+	}()
+	return func() (time.Duration, time.Duration, time.Duration) {
+		cancel()
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return detected, noticed, published
+	}
+}
+
+// endpointTargets are the targets of every endpoint of a DNSEndpoint.
+func endpointTargets(record *unstructured.Unstructured) []string {
+	endpoints, _, _ := unstructured.NestedSlice(record.Object, "spec", "endpoints")
+	var out []string
+	for _, e := range endpoints {
+		if m, ok := e.(map[string]any); ok {
+			targets, _, _ := unstructured.NestedStringSlice(m, "targets")
+			out = append(out, targets...)
+		}
+	}
+	return out
 }

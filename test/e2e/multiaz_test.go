@@ -174,8 +174,15 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		}).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
 		fault := time.Now()
 		watch := watchDNS(ctx, host, first)
+		timeline := failoverTimeline(ctx, key, name, 1, fault)
 		waitDNS(ctx, host, first)
 		withdrawn := time.Since(fault)
+		detected, noticed, published := timeline()
+		GinkgoWriter.Printf("failover of zone %s: Octavia reports it down %s after the stop, the status %s, the DNSEndpoint %s, the DNS server %s; clients follow within the records' TTL (%ds)\n",
+			cfg.zones[1], detected.Round(100*time.Millisecond), noticed.Round(100*time.Millisecond), published.Round(100*time.Millisecond), withdrawn.Round(100*time.Millisecond), osc.Spec.APIServerLoadBalancer.DNS.TTL)
+		Expect(detected).NotTo(BeZero(), "Octavia reported the zone's load balancer down")
+		Expect(published).NotTo(BeZero(), "the DNSEndpoint left the zone out")
+		Expect(published - detected).To(BeNumerically("<=", 30*time.Second), "from detection to withdrawal within 30 s")
 		Eventually(func(g Gomega) {
 			got := getCluster(ctx, g, key)
 			g.Expect(got.Status.APIServerLoadBalancers[1].Healthy).To(HaveValue(BeFalse()))

@@ -32,9 +32,10 @@ import (
 // The control plane leaves a zone that is out of service. Cluster API's control plane provider
 // places a new control plane machine (a scale-up, a rollout, a remediation) in the failure
 // domain with the fewest machines among those the Cluster reports with controlPlane true, and on
-// scale-down removes first the machines outside them. While a zone's load balancer cannot take
-// traffic, or the zone is in planned maintenance, its failure domain is therefore reported with
-// controlPlane false; it is given back once the zone has served for ControlPlaneReturnDelay in a
+// scale-down removes first the machines outside them. When a zone that served the API stops
+// (its load balancer can no longer take traffic), or while it is in planned maintenance, its
+// failure domain is therefore reported with controlPlane false (a zone whose first machine is
+// still booting has not stopped serving: it never served); it is given back once the zone has served for ControlPlaneReturnDelay in a
 // row, so that a zone flapping between healthy and not does not move machines back and forth.
 // The last control plane failure domain is never withdrawn: with none, machines would be placed
 // in no zone at all.
@@ -82,6 +83,9 @@ func HandOver(in *Input, zones []infrav1.LoadBalancer, now time.Time) Handover {
 			continue // not a control plane failure domain: nothing to withdraw
 		}
 		reason, failing := outOfService(e)
+		if reason == infrav1.WithdrawnUnhealthy && w == nil && !servedBefore(in, e.AvailabilityZone) {
+			failing = false // a zone whose first machine boots has not failed
+		}
 		switch {
 		case failing && w == nil:
 			candidates = append(candidates, i)
@@ -119,6 +123,13 @@ func HandOver(in *Input, zones []infrav1.LoadBalancer, now time.Time) Handover {
 			e.AvailabilityZone, withdrawalWords(reason), ControlPlaneReturnDelay)
 	}
 	return h
+}
+
+// servedBefore says whether the status recorded zone az's load balancer serving the API (healthy,
+// with a control plane machine ONLINE): only a zone that served can stop serving.
+func servedBefore(in *Input, az string) bool {
+	e := EntryFor(in.Recorded.Zones, az)
+	return e != nil && Serves(e, in.APIServerPort)
 }
 
 // outOfService says whether a zone's load balancer entry is out of service, and why: in planned

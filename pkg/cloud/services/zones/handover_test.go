@@ -162,12 +162,29 @@ func TestHandOverLeavesNewLoadBalancersAndSingleLoadBalancersAlone(t *testing.T)
 
 	// A withdrawn zone whose load balancer is built again stays withdrawn, and its delay has
 	// not started.
+	in = handoverCluster()
 	_, _ = handOver(in, now, unhealthy("az2"))
 	_, _ = handOver(in, now.Add(time.Minute), func(zones []infrav1.LoadBalancer) {
 		zones[1].ID, zones[1].Healthy, zones[1].Health = "new", nil, infrav1.LoadBalancerHealthUnknown
 	})
 	g.Expect(withdrawnZones(in)).To(Equal([]string{"az2"}))
 	g.Expect(in.Recorded.Zones[1].FailureDomainWithdrawal.ServingSince).To(BeNil())
+
+	// A zone that never served (its first machine boots behind it) has not failed.
+	in = handoverCluster()
+	in.Recorded.Zones[2].Pools[0].Members = nil
+	_, _ = handOver(in, now, func(zones []infrav1.LoadBalancer) {
+		zones[2].Pools[0].Members = []infrav1.LoadBalancerMember{{Name: "cp-az3", OperatingStatus: "ERROR"}}
+		SetHealth(&zones[2], false)
+	})
+	g.Expect(withdrawnZones(in)).To(BeEmpty(), "a zone whose first machine boots is not out of service")
+	// Once it has served, it has.
+	_, _ = handOver(in, now.Add(time.Minute), func(zones []infrav1.LoadBalancer) {
+		zones[2].Pools[0].Members[0].OperatingStatus = "ONLINE"
+		SetHealth(&zones[2], true)
+	})
+	_, _ = handOver(in, now.Add(2*time.Minute), unhealthy("az3"))
+	g.Expect(withdrawnZones(in)).To(Equal([]string{"az3"}))
 
 	// Back to one load balancer: nothing is withdrawn.
 	in.LoadBalancer.AvailabilityZoneSubnets = nil
