@@ -182,7 +182,7 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 			cfg.zones[1], detected.Round(100*time.Millisecond), noticed.Round(100*time.Millisecond), published.Round(100*time.Millisecond), withdrawn.Round(100*time.Millisecond), osc.Spec.APIServerLoadBalancer.DNS.TTL)
 		Expect(detected).NotTo(BeZero(), "Octavia reported the zone's load balancer down")
 		Expect(published).NotTo(BeZero(), "the DNSEndpoint left the zone out")
-		Expect(published - detected).To(BeNumerically("<=", 30*time.Second), "from detection to withdrawal within 30 s")
+		Expect(published-detected).To(BeNumerically("<=", 30*time.Second), "from detection to withdrawal within 30 s")
 		Eventually(func(g Gomega) {
 			got := getCluster(ctx, g, key)
 			g.Expect(got.Status.APIServerLoadBalancers[1].Healthy).To(HaveValue(BeFalse()))
