@@ -213,6 +213,7 @@ type Bastion struct {
 // Without availabilityZoneSubnets there is one load balancer. With it, there is one load balancer
 // per availability zone, each with its VIP on the subnet mapped to that zone.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.provider) || self.provider != 'ovn' || !has(self.monitor) || !has(self.monitor.type) || self.monitor.type != 'HTTPS'",fieldPath=".monitor.type",reason=FieldValueForbidden,message="must not be HTTPS with the ovn provider, whose health monitors probe TCP only"
 // +kubebuilder:validation:XValidation:rule="!has(self.zoneDiscovery) || has(self.network)",fieldPath=".network",reason=FieldValueRequired,message="is required when zoneDiscovery is set: the zones are found among the subnets of this network"
 // +kubebuilder:validation:XValidation:rule="!has(self.zoneDiscovery) || self.enabled",fieldPath=".enabled",message="must not be false when zoneDiscovery is set; to run without a load balancer, remove the load balancer section (apiServerLoadBalancer; apiServer.managedLoadBalancer in v1beta2)"
 // +kubebuilder:validation:XValidation:rule="!has(self.zoneDiscovery) || (!has(self.availabilityZone) && !has(self.subnets))",fieldPath=".zoneDiscovery",reason=FieldValueForbidden,message="cannot be combined with availabilityZone or subnets, which place a single load balancer"
@@ -390,7 +391,31 @@ type AZSubnetMapping struct {
 }
 
 // APIServerLoadBalancerMonitor configures the health monitor of the API server pools.
+// +kubebuilder:validation:XValidation:rule="(!has(self.urlPath) && !has(self.expectedCodes)) || (has(self.type) && self.type == 'HTTPS')",message="urlPath and expectedCodes may be set only with type HTTPS"
 type APIServerLoadBalancerMonitor struct {
+	// Type is how the API server port's members are probed: TCP (the default) opens a connection;
+	// HTTPS asks each API server for urlPath (/readyz by default) over TLS, without checking its
+	// certificate, and counts the member up when the answer's code is one of expectedCodes. The
+	// additional ports' pools are always probed with TCP. The OVN provider probes TCP only and
+	// refuses HTTPS. A change on a running cluster replaces each API server port's monitor.
+	// +kubebuilder:validation:Enum=TCP;HTTPS
+	// +optional
+	Type APIServerLoadBalancerMonitorType `json:"type,omitempty"`
+
+	// URLPath is the path an HTTPS monitor asks for; /readyz when not set.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*$`
+	// +optional
+	URLPath string `json:"urlPath,omitempty"`
+
+	// ExpectedCodes are the HTTP codes an HTTPS monitor counts as up: one code (200), a list
+	// (200,201) or a range (200-204); 200 when not set.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[1-5][0-9]{2}((,[1-5][0-9]{2})*|-[1-5][0-9]{2})$`
+	// +optional
+	ExpectedCodes string `json:"expectedCodes,omitempty"`
+
 	// Delay is the number of seconds between probes.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:default=10
@@ -417,6 +442,16 @@ type APIServerLoadBalancerMonitor struct {
 	// +optional
 	MaxRetriesDown int `json:"maxRetriesDown,omitempty"`
 }
+
+// APIServerLoadBalancerMonitorType is how a health monitor probes the API servers.
+type APIServerLoadBalancerMonitorType string
+
+const (
+	// MonitorTCP opens a TCP connection.
+	MonitorTCP APIServerLoadBalancerMonitorType = "TCP"
+	// MonitorHTTPS asks the API server's readiness endpoint over TLS.
+	MonitorHTTPS APIServerLoadBalancerMonitorType = "HTTPS"
+)
 
 // OpenStackClusterStatus is the observed state of an OpenStackCluster, on the Cluster API
 // v1beta2 provider contract.

@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -59,6 +60,25 @@ var _ = Describe("A cluster with a single load balancer", Ordered, func() {
 		expectLoadBalancer(ctx, Default, legacy, loadBalancerName(name, ""), subnetOf(cfg.zones[0]), "", []int{6443, additionalPort})
 		Expect(osc.Spec.ControlPlaneEndpoint.Host).To(Equal("api." + name + ".e2e.example.com"))
 	}, NodeTimeout(6*time.Minute))
+
+	It("gives a running load balancer a new monitor: the API server port's probes /readyz over HTTPS, every port's monitor gets the new timing", func(ctx SpecContext) {
+		start := time.Now()
+		updateCluster(ctx, key, func(spec *infrav1.OpenStackClusterSpec) {
+			spec.APIServerLoadBalancer.Monitor = &infrav1.APIServerLoadBalancerMonitor{Type: infrav1.MonitorHTTPS, Delay: 7, Timeout: 4, MaxRetries: 2, MaxRetriesDown: 2}
+		})
+		Eventually(func(g Gomega) {
+			got := map[int]string{}
+			for port, m := range monitorsOf(ctx, g, legacy.ID) {
+				got[port] = fmt.Sprintf("%s %s %s %s %d/%d/%d/%d %s", m.Type, m.HTTPMethod, m.URLPath, m.ExpectedCodes, m.Delay, m.Timeout, m.MaxRetries, m.MaxRetriesDown, m.ProvisioningStatus)
+			}
+			g.Expect(got).To(Equal(map[int]string{
+				6443:           "HTTPS GET /readyz 200 7/4/2/2 ACTIVE",
+				additionalPort: "TCP    7/4/2/2 ACTIVE",
+			}))
+			g.Expect(conditionTrue(getCluster(ctx, g, key).Status.Conditions, infrav1.APIServerLoadBalancersReadyCondition)).To(Succeed())
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("monitors replaced and updated in %s\n", time.Since(start).Round(100*time.Millisecond))
+	}, NodeTimeout(4*time.Minute))
 
 	It("migrates in place to one load balancer per zone: the existing one is renamed and keeps its addresses", func(ctx SpecContext) {
 		start := time.Now()

@@ -24,6 +24,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
+
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
@@ -133,4 +135,25 @@ func subnetOf(zone string) string {
 		}
 	}
 	return ""
+}
+
+// monitorsOf are the health monitors of load balancer id's pools, by their listener's port.
+func monitorsOf(ctx context.Context, g Gomega, id string) map[int]monitors.Monitor {
+	out := map[int]monitors.Monitor{}
+	tree, err := openstack.LoadBalancer.GetLoadBalancerStatuses(ctx, id)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, l := range tree.Loadbalancer.Listeners {
+		listener, err := openstack.LoadBalancer.GetListener(ctx, l.ID)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, p := range l.Pools {
+			if p.Monitor.ID == "" {
+				continue
+			}
+			found, err := openstack.LoadBalancer.ListMonitors(ctx, monitors.ListOpts{ID: p.Monitor.ID})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(found).To(HaveLen(1))
+			out[listener.ProtocolPort] = found[0]
+		}
+	}
+	return out
 }

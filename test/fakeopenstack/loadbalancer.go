@@ -908,6 +908,8 @@ func (a *loadBalancerAPI) UpdateMonitor(_ context.Context, id string, opts monit
 		for key, field := range map[string]func(){
 			"name": func() { m.Name = upd.Name }, "delay": func() { m.Delay = upd.Delay }, "timeout": func() { m.Timeout = upd.Timeout },
 			"max_retries": func() { m.MaxRetries = upd.MaxRetries }, "max_retries_down": func() { m.MaxRetriesDown = upd.MaxRetriesDown },
+			"url_path": func() { m.URLPath = upd.URLPath }, "expected_codes": func() { m.ExpectedCodes = upd.ExpectedCodes },
+			"http_method": func() { m.HTTPMethod = upd.HTTPMethod },
 		} {
 			if _, set := body[key]; set {
 				field()

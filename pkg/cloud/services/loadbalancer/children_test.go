@@ -427,3 +427,83 @@ func TestMonitorSettingsChangeDayTwo(t *testing.T) {
 	g.Expect(w.cloud.Calls()["ListMonitors"]).To(Equal(2), "each monitor read once")
 	g.Expect(w.cloud.Calls()).NotTo(HaveKey("UpdateMonitor"))
 }
+
+// A monitor type changed to HTTPS on a running cluster: the API server port's monitor is deleted
+// and made again as HTTPS on /readyz (Octavia cannot change a monitor's type); the additional
+// port's stays TCP. Back to TCP the same way; a path change is an update.
+func TestMonitorTypeChangeDayTwo(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, "az1")
+	s := w.service()
+	d := w.desired("az1")
+	ready, _ := converge(t, s, d, nil)
+	w.events()
+
+	byPort := func() map[string]monitors.Monitor {
+		mons, err := w.cloud.LoadBalancer().ListMonitors(ctx, monitors.ListOpts{})
+		g.Expect(err).NotTo(HaveOccurred())
+		out := map[string]monitors.Monitor{}
+		for _, m := range mons {
+			out[m.Name[len(m.Name)-4:]] = m
+		}
+		return out
+	}
+	before := byPort()
+	d.Monitor.Type, d.Monitor.URLPath, d.Monitor.ExpectedCodes = infrav1.MonitorHTTPS, "/readyz", "200"
+	w.cloud.ResetCalls()
+	again, _ := converge(t, s, d, ready.Status)
+	g.Expect(w.cloud.Calls()["DeleteMonitor"]).To(Equal(1))
+	g.Expect(w.cloud.Calls()["CreateMonitor"]).To(Equal(1))
+	after := byPort()
+	g.Expect(after["6443"].Type).To(Equal("HTTPS"))
+	g.Expect([]string{after["6443"].HTTPMethod, after["6443"].URLPath, after["6443"].ExpectedCodes}).To(Equal([]string{"GET", "/readyz", "200"}))
+	g.Expect(after["6443"].ID).NotTo(Equal(before["6443"].ID))
+	g.Expect(after["8132"]).To(Equal(before["8132"]), "the additional port's monitor is untouched")
+	g.Expect(w.events()).To(ContainSubstring("ReplacingHealthMonitor"))
+
+	d.Monitor.URLPath, d.Monitor.ExpectedCodes = "/livez", "200-204"
+	w.cloud.ResetCalls()
+	again, _ = converge(t, s, d, again.Status)
+	g.Expect(changes(w.cloud.Calls())).To(Equal(map[string]int{"UpdateMonitor": 1}))
+	g.Expect([]string{byPort()["6443"].URLPath, byPort()["6443"].ExpectedCodes}).To(Equal([]string{"/livez", "200-204"}))
+
+	// A restarted manager reads the HTTPS monitor and finds nothing to change.
+	w.memory = NewMemory()
+	w.cloud.ResetCalls()
+	g.Expect(w.service().Reconcile(ctx, d, again.Status).State).To(Equal(zones.StateReady))
+	g.Expect(changes(w.cloud.Calls())).To(BeEmpty())
+
+	d.Monitor = infrav1.APIServerLoadBalancerMonitor{Delay: 10, Timeout: 5, MaxRetries: 5, MaxRetriesDown: 3}
+	_, _ = converge(t, w.service(), d, again.Status)
+	g.Expect(byPort()["6443"].Type).To(Equal("TCP"))
+}
+
+func TestAnHTTPSMonitorIsCreatedWithTheLoadBalancer(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, "az1")
+	d := w.desired("az1")
+	d.Monitor.Type, d.Monitor.URLPath, d.Monitor.ExpectedCodes = infrav1.MonitorHTTPS, "/readyz", "200"
+	_, _ = converge(t, w.service(), d, nil)
+	mons, err := w.cloud.LoadBalancer().ListMonitors(ctx, monitors.ListOpts{})
+	g.Expect(err).NotTo(HaveOccurred())
+	types := map[string]string{}
+	for _, m := range mons {
+		types[m.Name[len(m.Name)-4:]] = m.Type + " " + m.URLPath
+	}
+	g.Expect(types).To(Equal(map[string]string{"6443": "HTTPS /readyz", "8132": "TCP "}))
+}
+
+func TestAnHTTPSMonitorIsRefusedOnOVNWithoutTouchingTheTCPOne(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, "az1")
+	w.cloud.AddProvider("ovn")
+	d := w.desired("az1")
+	d.Provider = "ovn"
+	ready, _ := converge(t, w.service(), d, nil)
+	d.Monitor.Type = infrav1.MonitorHTTPS
+	w.cloud.ResetCalls()
+	out := w.service().Reconcile(ctx, d, ready.Status)
+	g.Expect(out.State).To(Equal(zones.StateInvalid))
+	g.Expect(out.Message).To(ContainSubstring("spec.apiServerLoadBalancer.monitor.type: HTTPS is not available on load balancer " + d.Name + " of provider ovn"))
+	g.Expect(changes(w.cloud.Calls())).To(BeEmpty(), "the TCP monitor stays")
+}

@@ -149,11 +149,11 @@ func (s *Service) reconcilePort(ctx context.Context, d *zones.Desired, f *found,
 		return out, true
 	}
 	if c.pool.Monitor.ID == "" {
-		m, err := s.lb.CreateMonitor(ctx, s.monitorOpts(d, name, c.pool.ID))
+		m, err := s.lb.CreateMonitor(ctx, s.monitorOpts(d, name, c.pool.ID, port))
 		if err != nil {
 			return s.childFailed(f, err, fmt.Sprintf("creating health monitor %s", name))
 		}
-		s.memory.appliedMonitor(f.id, port, d.Monitor)
+		s.memory.appliedMonitor(f.id, port, monitorFor(d, port))
 		return s.childCreated(d, f, "HealthMonitor", name, m.ID, port)
 	}
 	monitor := c.pool.Monitor
@@ -166,12 +166,14 @@ func (s *Service) reconcilePort(ctx context.Context, d *zones.Desired, f *found,
 	return s.reconcileMonitorSettings(ctx, d, f, port, monitor.ID)
 }
 
-// reconcileMonitorSettings gives the monitor of port the spec's delay, timeout and retries:
-// spec.apiServerLoadBalancer.monitor may change on a running cluster. What was applied is
-// remembered (Memory), so the steady state reads nothing more; the monitor is read (one list by
-// its ID) only when the spec's settings differ from what was applied, or after a restart.
+// reconcileMonitorSettings gives the monitor of port the spec's type, delay, timeout, retries,
+// path and codes: spec.apiServerLoadBalancer.monitor may change on a running cluster. What was
+// applied is remembered (Memory), so the steady state reads nothing more; the monitor is read
+// (one list by its ID) only when the spec's settings differ from what was applied, or after a
+// restart. Octavia cannot change a monitor's type: a monitor of another type is deleted, and the
+// next look creates the new one.
 func (s *Service) reconcileMonitorSettings(ctx context.Context, d *zones.Desired, f *found, port int, monitorID string) (zones.Outcome, bool) {
-	want := d.Monitor
+	want := monitorFor(d, port)
 	if applied, ok := s.memory.monitorApplied(f.id, port); ok && applied == want {
 		return zones.Outcome{}, false
 	}
@@ -185,17 +187,44 @@ func (s *Service) reconcileMonitorSettings(ctx context.Context, d *zones.Desired
 		return zones.Outcome{}, false // gone meanwhile: the next look creates it
 	}
 	m := found[i]
-	if (infrav1.APIServerLoadBalancerMonitor{Delay: m.Delay, Timeout: m.Timeout, MaxRetries: m.MaxRetries, MaxRetriesDown: m.MaxRetriesDown}) == want {
+	has := infrav1.APIServerLoadBalancerMonitor{Type: infrav1.APIServerLoadBalancerMonitorType(m.Type), Delay: m.Delay, Timeout: m.Timeout, MaxRetries: m.MaxRetries, MaxRetriesDown: m.MaxRetriesDown}
+	if has.Type == infrav1.MonitorHTTPS {
+		has.URLPath, has.ExpectedCodes = m.URLPath, m.ExpectedCodes
+	}
+	if has == want {
 		s.memory.appliedMonitor(f.id, port, want)
 		return zones.Outcome{}, false
 	}
-	if _, err := s.lb.UpdateMonitor(ctx, monitorID, monitors.UpdateOpts{Delay: want.Delay, Timeout: want.Timeout, MaxRetries: want.MaxRetries, MaxRetriesDown: want.MaxRetriesDown}); err != nil {
+	if has.Type != want.Type {
+		if want.Type == infrav1.MonitorHTTPS {
+			// The OVN provider probes TCP only: refused before the TCP monitor is deleted.
+			lb, err := s.lb.GetLoadBalancer(ctx, f.id)
+			if err != nil {
+				return s.childFailed(f, err, "reading its provider")
+			}
+			if lb.Provider == "ovn" {
+				return failed(&report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf(
+					"spec.apiServerLoadBalancer.monitor.type: HTTPS is not available on load balancer %s of provider ovn, whose health monitors probe TCP only; its TCP monitor stays", f.name)}), true
+			}
+		}
+		if err := s.lb.DeleteMonitor(ctx, monitorID); err != nil && !clients.IsNotFound(err) {
+			return s.childFailed(f, err, fmt.Sprintf("deleting health monitor %s", name))
+		}
+		s.memory.forgetMonitor(f.id, port)
+		s.report.Changed("ReplacingHealthMonitor", report.Resource{Kind: "HealthMonitor", Name: name, ID: monitorID, Zone: d.AvailabilityZone},
+			"Deleted health monitor %s (%s) to make it again as %s: Octavia cannot change a monitor's type", name, has.Type, want.Type)
+		return s.childChanged(f, "deleted health monitor %s to make it again as %s", name, want.Type)
+	}
+	update := monitors.UpdateOpts{Delay: want.Delay, Timeout: want.Timeout, MaxRetries: want.MaxRetries, MaxRetriesDown: want.MaxRetriesDown}
+	if want.Type == infrav1.MonitorHTTPS {
+		update.URLPath, update.ExpectedCodes = want.URLPath, want.ExpectedCodes
+	}
+	if _, err := s.lb.UpdateMonitor(ctx, monitorID, update); err != nil {
 		return s.childFailed(f, err, fmt.Sprintf("updating health monitor %s", name))
 	}
 	s.memory.appliedMonitor(f.id, port, want)
 	s.report.Changed("UpdatedHealthMonitor", report.Resource{Kind: "HealthMonitor", Name: name, ID: monitorID, Zone: d.AvailabilityZone},
-		"Updated health monitor %s: delay %ds, timeout %ds, %d retries up, %d down (were %ds, %ds, %d, %d)", name,
-		want.Delay, want.Timeout, want.MaxRetries, want.MaxRetriesDown, m.Delay, m.Timeout, m.MaxRetries, m.MaxRetriesDown)
+		"Updated health monitor %s: %s (was %s)", name, monitorWords(want), monitorWords(has))
 	return s.childChanged(f, "updated health monitor %s", name)
 }
 
@@ -309,4 +338,13 @@ func joinOrAll(cidrs []string) string {
 		return "open to all"
 	}
 	return fmt.Sprint(cidrs)
+}
+
+// monitorWords says what a health monitor does, for events.
+func monitorWords(m infrav1.APIServerLoadBalancerMonitor) string {
+	words := fmt.Sprintf("delay %ds, timeout %ds, %d retries up, %d down", m.Delay, m.Timeout, m.MaxRetries, m.MaxRetriesDown)
+	if m.Type == infrav1.MonitorHTTPS {
+		words = fmt.Sprintf("HTTPS GET %s expecting %s, %s", m.URLPath, m.ExpectedCodes, words)
+	}
+	return words
 }

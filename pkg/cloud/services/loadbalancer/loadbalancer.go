@@ -252,7 +252,7 @@ func (s *Service) create(ctx context.Context, d *zones.Desired, known *infrav1.L
 			lb.Name, lb.ID, zones.ZoneWords(d.AvailabilityZone), lb.VipAddress, portList(d.Ports))
 		// The children came with the load balancer, in the same call: each is reported on its own.
 		for _, port := range d.Ports {
-			s.memory.appliedMonitor(lb.ID, port, d.Monitor)
+			s.memory.appliedMonitor(lb.ID, port, monitorFor(d, port))
 			name := zones.ChildName(d.Name, port)
 			for _, kind := range []string{"Listener", "Pool", "HealthMonitor"} {
 				s.report.Changed("Created"+kind, report.Resource{Kind: kind, Name: name, Zone: d.AvailabilityZone},
@@ -282,7 +282,7 @@ func (s *Service) listenerOpts(d *zones.Desired, port int, cidrs []string, popul
 	opts := listeners.CreateOpts{Name: name, Protocol: listeners.ProtocolTCP, ProtocolPort: port, AllowedCIDRs: cidrs, Tags: d.Tags}
 	if populated {
 		pool := s.poolOpts(d, name, "")
-		pool.Monitor = s.monitorOpts(d, name, "")
+		pool.Monitor = s.monitorOpts(d, name, "", port)
 		opts.DefaultPool = &pool
 	}
 	return opts
@@ -302,10 +302,21 @@ func Algorithm(provider string) pools.LBMethod {
 	return pools.LBMethodRoundRobin
 }
 
-func (s *Service) monitorOpts(d *zones.Desired, name, poolID string) monitors.CreateOpts {
-	m := d.Monitor
-	return monitors.CreateOpts{Name: name, PoolID: poolID, Type: monitors.TypeTCP,
+// monitorOpts is the health monitor of port's pool.
+func (s *Service) monitorOpts(d *zones.Desired, name, poolID string, port int) monitors.CreateOpts {
+	m := monitorFor(d, port)
+	opts := monitors.CreateOpts{Name: name, PoolID: poolID, Type: monitors.TypeTCP,
 		Delay: m.Delay, Timeout: m.Timeout, MaxRetries: m.MaxRetries, MaxRetriesDown: m.MaxRetriesDown}
+	if m.Type == infrav1.MonitorHTTPS {
+		opts.Type, opts.HTTPMethod, opts.URLPath, opts.ExpectedCodes = monitors.TypeHTTPS, "GET", m.URLPath, m.ExpectedCodes
+	}
+	return opts
+}
+
+// monitorFor is the health monitor port's pool wants: the API server port (the first) as the
+// spec says, the others TCP.
+func monitorFor(d *zones.Desired, port int) infrav1.APIServerLoadBalancerMonitor {
+	return zones.MonitorOf(d.Monitor, port, d.Ports[0])
 }
 
 // applicableCIDRs are the allowed CIDRs to send: d's, when Octavia and the provider support

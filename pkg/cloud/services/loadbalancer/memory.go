@@ -253,6 +253,13 @@ func (m *Memory) appliedMonitor(id string, port int, settings infrav1.APIServerL
 	m.monitors[id+"/"+strconv.Itoa(port)] = settings
 }
 
+// forgetMonitor forgets the monitor applied to port of load balancer id: it was deleted.
+func (m *Memory) forgetMonitor(id string, port int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.monitors, id+"/"+strconv.Itoa(port))
+}
+
 // UnansweredCreateWait is how long after sending a create that got no answer the controller
 // looks for what it may have made, rather than create again: an Octavia API busy with many
 // creates commits one well after the client gave up on it (its request timeout is 60 s; the

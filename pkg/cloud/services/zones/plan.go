@@ -17,6 +17,7 @@ limitations under the License.
 package zones
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"time"
@@ -355,7 +356,7 @@ func EntryFor(entries []infrav1.LoadBalancer, az string) *infrav1.LoadBalancer {
 }
 
 func monitorOf(m *infrav1.APIServerLoadBalancerMonitor) infrav1.APIServerLoadBalancerMonitor {
-	out := infrav1.APIServerLoadBalancerMonitor{Delay: 10, Timeout: 5, MaxRetries: 5, MaxRetriesDown: 3}
+	out := infrav1.APIServerLoadBalancerMonitor{Type: infrav1.MonitorTCP, Delay: 10, Timeout: 5, MaxRetries: 5, MaxRetriesDown: 3}
 	if m != nil {
 		if m.Delay > 0 {
 			out.Delay = m.Delay
@@ -369,8 +370,21 @@ func monitorOf(m *infrav1.APIServerLoadBalancerMonitor) infrav1.APIServerLoadBal
 		if m.MaxRetriesDown > 0 {
 			out.MaxRetriesDown = m.MaxRetriesDown
 		}
+		if m.Type == infrav1.MonitorHTTPS {
+			out.Type, out.URLPath, out.ExpectedCodes = infrav1.MonitorHTTPS, cmp.Or(m.URLPath, "/readyz"), cmp.Or(m.ExpectedCodes, "200")
+		}
 	}
 	return out
+}
+
+// MonitorOf is the health monitor of port's pool: the API server port's (apiPort) as the spec
+// says; the additional ports', which serve something else than the API server, always TCP with the
+// spec's timing.
+func MonitorOf(m infrav1.APIServerLoadBalancerMonitor, port, apiPort int) infrav1.APIServerLoadBalancerMonitor {
+	if port != apiPort || m.Type != infrav1.MonitorHTTPS {
+		m.Type, m.URLPath, m.ExpectedCodes = infrav1.MonitorTCP, "", ""
+	}
+	return m
 }
 
 // clusterSources are the addresses the cluster's own machines reach the API server from, which
