@@ -120,6 +120,26 @@ var _ = Describe("A cluster with a single load balancer", Ordered, func() {
 		Expect(osc.Status.APIServerLoadBalancers[0]).To(Equal(kept))
 		expectLoadBalancer(ctx, Default, kept, loadBalancerName(name, cfg.zones[0]), subnetOf(cfg.zones[0]), "", []int{6443, additionalPort})
 	}, NodeTimeout(4*time.Minute))
+
+	It("goes back to its single load balancer when the whole mapping is removed: the first zone's is renamed back and keeps its addresses", func(ctx SpecContext) {
+		start := time.Now()
+		updateCluster(ctx, key, func(spec *infrav1.OpenStackClusterSpec) {
+			spec.APIServerLoadBalancer.AvailabilityZoneSubnets = nil
+		})
+		Eventually(func(g Gomega) {
+			osc := getCluster(ctx, g, key)
+			g.Expect(osc.Status.APIServerLoadBalancers).To(BeEmpty())
+			g.Expect(osc.Status.ZonesReady).To(BeEmpty())
+			g.Expect(conditionTrue(osc.Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
+			single := osc.Status.APIServerLoadBalancer
+			g.Expect(single).NotTo(BeNil())
+			g.Expect(single.ID).To(Equal(legacy.ID), "the same load balancer")
+			g.Expect([]string{single.InternalIP, single.IP}).To(Equal([]string{legacy.InternalIP, legacy.IP}), "its VIP and floating IP")
+			g.Expect(single.AvailabilityZone).To(BeEmpty())
+			expectLoadBalancer(ctx, g, *single, loadBalancerName(name, ""), subnetOf(cfg.zones[0]), "", []int{6443, additionalPort})
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("back to one load balancer in %s\n", time.Since(start).Round(100*time.Millisecond))
+	}, NodeTimeout(4*time.Minute))
 })
 
 // expectMigrated checks, in the status and in Octavia, a cluster (name) that moved in place from
@@ -138,5 +158,11 @@ func expectMigrated(ctx context.Context, g Gomega, key client.ObjectKey, name st
 	// keeps none, the new one is created in its zone.
 	expectLoadBalancer(ctx, g, first, loadBalancerName(name, cfg.zones[0]), subnetOf(cfg.zones[0]), "", ports)
 	expectLoadBalancer(ctx, g, second, loadBalancerName(name, cfg.zones[1]), subnetOf(cfg.zones[1]), cfg.zones[1], ports)
+	for i, e := range []infrav1.LoadBalancer{first, second} {
+		g.Expect(e.LoadBalancerNetwork).NotTo(BeNil(), "the status names zone %s's load balancer network", cfg.zones[i])
+		g.Expect(e.LoadBalancerNetwork.ID).To(Equal(lbNetwork.NetworkID))
+		g.Expect(e.LoadBalancerNetwork.Subnets).To(HaveLen(1))
+		g.Expect(e.LoadBalancerNetwork.Subnets[0].ID).To(Equal(subnetOf(cfg.zones[i])), "the status names the subnet of zone %s's VIP", cfg.zones[i])
+	}
 	return osc
 }
