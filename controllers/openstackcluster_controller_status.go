@@ -271,6 +271,9 @@ func setLoadBalancersCondition(osc *infrav1.OpenStackCluster, r *zones.Result) {
 			where = append(where, lb.AvailabilityZone+" "+addresses(&lb))
 		}
 		message = fmt.Sprintf("%s zones ready: %s", r.ZonesReady, strings.Join(where, ", "))
+		if r.Former.Holding != "" {
+			message += "; " + r.Former.Holding
+		}
 	} else if lb := osc.Status.APIServerLoadBalancer; lb != nil {
 		message = "load balancer " + lb.Name + " " + addresses(lb)
 	}
@@ -466,6 +469,7 @@ func setMaintenanceStatus(osc *infrav1.OpenStackCluster, w *warnings, cluster st
 	m := &r.Maintenance
 	if d != nil && d.takenUp {
 		zones.MarkWithdrawn(osc.Status.APIServerLoadBalancers, now)
+		zones.MarkAllZonesPublished(loadbalancer.RecordedInput(osc, cluster), osc.Status.APIServerLoadBalancers, d.publication, now)
 	}
 	switch {
 	case len(m.Refused) > 0:

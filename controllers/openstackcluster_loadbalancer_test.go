@@ -233,6 +233,61 @@ func TestLegacyClusterMigratesInPlace(t *testing.T) {
 	}, eventually, poll).Should(Succeed())
 }
 
+// A migration keeps serving: clients still on the single load balancer's address reach every
+// zone's control plane machine until the operator says they have moved (no DNS published here).
+func TestAMigrationKeepsEveryZonesMachinesBehindTheFormerAddress(t *testing.T) {
+	g := NewWithT(t)
+	ns := testNamespace("migrate-serving")
+	azs := []string{"az1", "az2"}
+	cloud := newCloud(t, g, ns)
+	cloud.SetAvailabilityZones(azs...)
+	addMachineImages(cloud)
+	n := addLBNetwork(t, g, cloud, azs...)
+	spec := multiAZSpec(n)
+	spec.APIServerLoadBalancer.AvailabilityZoneSubnets = nil
+	spec.APIServerLoadBalancer.Subnets = []infrav1.SubnetParam{{ID: ptr.To(n.subnets["az1"])}}
+	osc := newCluster(g, ns, false, spec, true)
+	g.Eventually(func(g Gomega) { lbReady(g, osc) }, eventually, poll).Should(Succeed())
+	markInfrastructureProvisioned(g, ns)
+	newMachine(g, ns, "cp-az1", "az1", true)
+	newMachine(g, ns, "cp-az2", "az2", true)
+	g.Eventually(func(g Gomega) {
+		g.Expect(membership(g, cloud, ns, "")).To(Equal(map[string][]string{"": {"cp-az1", "cp-az2"}}))
+	}, eventually, poll).Should(Succeed())
+
+	g.Eventually(func() error {
+		cur := get(g, osc)
+		cur.Spec.APIServerLoadBalancer.Subnets = nil
+		cur.Spec.APIServerLoadBalancer.AvailabilityZoneSubnets = multiAZSpec(n, azs...).APIServerLoadBalancer.AvailabilityZoneSubnets
+		return env.Client.Update(ctx, cur)
+	}, eventually, poll).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		got := lbReady(g, osc)
+		g.Expect(got.Status.APIServerLoadBalancers).To(HaveLen(2))
+		g.Expect(got.Status.APIServerLoadBalancers[0].FormerSingle).NotTo(BeNil())
+		g.Expect(membership(g, cloud, ns, azs...)).To(Equal(map[string][]string{"az1": {"cp-az1", "cp-az2"}, "az2": {"cp-az2"}}),
+			"the former address keeps both zones' machines; the new zone's has its own")
+		g.Expect(conditions.Get(got, infrav1.APIServerLoadBalancersReadyCondition).Message).To(ContainSubstring(
+			"keeps every zone's control plane machines until the OpenStackCluster carries the annotation " + infrav1.ClientsMovedAnnotation))
+	}, eventually, poll).Should(Succeed())
+	// It stays so: nothing takes the second zone's machine off the former address meanwhile.
+	touch(g, osc)
+	g.Consistently(func(g Gomega) {
+		g.Expect(membership(g, cloud, ns, azs...)).To(Equal(map[string][]string{"az1": {"cp-az1", "cp-az2"}, "az2": {"cp-az2"}}))
+	}, 3*time.Second, poll).Should(Succeed())
+
+	g.Eventually(func() error {
+		cur := get(g, osc)
+		cur.Annotations = map[string]string{infrav1.ClientsMovedAnnotation: "true"}
+		return env.Client.Update(ctx, cur)
+	}, eventually, poll).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(get(g, osc).Status.APIServerLoadBalancers[0].FormerSingle).To(BeNil())
+		g.Expect(membership(g, cloud, ns, azs...)).To(Equal(map[string][]string{"az1": {"cp-az1"}, "az2": {"cp-az2"}}))
+		g.Expect(eventReasons(g, ns)).To(ContainElement("ReleasedFormerLoadBalancer"))
+	}, eventually, poll).Should(Succeed())
+}
+
 // touch edits an annotation, which starts a reconcile.
 func touch(g *WithT, osc *infrav1.OpenStackCluster) {
 	g.Eventually(func() error {

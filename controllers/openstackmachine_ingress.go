@@ -191,14 +191,15 @@ func (r *OpenStackMachineReconciler) controlPlaneMachinesNamed(ctx context.Conte
 // the cross-AZ policy and the zone mappings.
 func membershipInputsChanged() predicate.Funcs {
 	inputs := func(o *infrav1.OpenStackCluster) any {
-		// Drained: a zone's maintenance disables or enables its machines' members.
+		// Drained: a zone's maintenance disables or enables its machines' members. Former: the
+		// former single load balancer keeps, or lets go, every zone's machines.
 		type lbKey struct {
-			ID, AZ, Name string
-			Drained      bool
+			ID, AZ, Name    string
+			Drained, Former bool
 		}
 		var keys []lbKey
 		for _, lb := range o.Status.AllAPIServerLoadBalancers() {
-			keys = append(keys, lbKey{lb.ID, lb.AvailabilityZone, lb.Name, zones.ZoneDrained(o.Status.APIServerLoadBalancers, lb.AvailabilityZone)})
+			keys = append(keys, lbKey{lb.ID, lb.AvailabilityZone, lb.Name, zones.ZoneDrained(o.Status.APIServerLoadBalancers, lb.AvailabilityZone), lb.FormerSingle != nil})
 		}
 		var policy *infrav1.APIServerLoadBalancer
 		if o.Spec.APIServerLoadBalancer != nil {

@@ -197,6 +197,12 @@ const (
 	// load balancer. Removing a zone from the annotation reverses the steps.
 	ZoneMaintenanceAnnotation = "infrastructure.cluster.x-k8s.io/zone-maintenance"
 
+	// ClientsMovedAnnotation, set to "true" on an OpenStackCluster that moved from one load
+	// balancer to one per zone, tells that the clients use every zone's address (the operator
+	// publishes the DNS records itself): the former single load balancer then keeps only its own
+	// zone's machines. Where the provider publishes the records, it finds this out by itself.
+	ClientsMovedAnnotation = "infrastructure.cluster.x-k8s.io/clients-moved"
+
 	// ZoneMaintenanceReadyCondition says whether the zones the annotation names are out of
 	// service: True when they all are (or none is named), False while one is being withdrawn or
 	// is refused. It is not part of Ready: maintenance does not make the cluster unready.

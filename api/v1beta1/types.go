@@ -552,6 +552,14 @@ type LoadBalancer struct {
 	// +optional
 	Maintenance *ZoneMaintenance `json:"maintenance,omitempty"`
 
+	// FormerSingle is set on the load balancer that was the cluster's single one before it moved
+	// to one load balancer per zone (it now serves the first zone under that zone's name).
+	// Clients may still use its address alone, so it keeps the control plane machines of every
+	// zone as members until the endpoint's DNS records have published every zone for their TTL,
+	// or until the OpenStackCluster carries the clients-moved annotation.
+	// +optional
+	FormerSingle *FormerSingleLoadBalancer `json:"formerSingle,omitempty"`
+
 	// CreateSentAt is when a create of this load balancer got no answer (a timeout): Octavia may
 	// still make it, so for three minutes after, the controller looks for it by name rather than
 	// create it again. Only set while no load balancer of this name was found.
@@ -565,6 +573,15 @@ type LoadBalancer struct {
 	// once it has served for two minutes in a row.
 	// +optional
 	FailureDomainWithdrawal *FailureDomainWithdrawal `json:"failureDomainWithdrawal,omitempty"`
+}
+
+// FormerSingleLoadBalancer is where the move of a cluster's former single load balancer to one
+// zone stands.
+type FormerSingleLoadBalancer struct {
+	// AllZonesPublishedAt is when ExternalDNS took up DNS records holding every zone's address;
+	// the other zones' machines leave this load balancer once the records' TTL has passed since.
+	// +optional
+	AllZonesPublishedAt *metav1.Time `json:"allZonesPublishedAt,omitempty"`
 }
 
 // FailureDomainWithdrawal is why, and since when, a zone's failure domain is not offered to

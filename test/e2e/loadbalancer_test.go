@@ -38,6 +38,8 @@ var _ = Describe("A cluster with a single load balancer", Ordered, func() {
 		name   = "legacy-" + runID
 		key    client.ObjectKey
 		legacy infrav1.LoadBalancer
+		// machines are a control plane machine per zone, in cfg.zones' order.
+		machines []string
 	)
 
 	BeforeAll(func(ctx SpecContext) {
@@ -80,7 +82,19 @@ var _ = Describe("A cluster with a single load balancer", Ordered, func() {
 		GinkgoWriter.Printf("monitors replaced and updated in %s\n", time.Since(start).Round(100*time.Millisecond))
 	}, NodeTimeout(4*time.Minute))
 
-	It("migrates in place to one load balancer per zone: the existing one is renamed and keeps its addresses", func(ctx SpecContext) {
+	It("puts a control plane machine of each zone behind its single load balancer", func(ctx SpecContext) {
+		for _, zone := range cfg.zones {
+			machines = append(machines, createControlPlaneMachine(ctx, name, zone))
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(observe(ctx, g, legacy.ID).members).To(HaveLen(2))
+			for _, m := range machines {
+				g.Expect(observe(ctx, g, legacy.ID).members).To(HaveKey(m))
+			}
+		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	}, NodeTimeout(5*time.Minute))
+
+	It("migrates in place to one load balancer per zone: the existing one is renamed, keeps its addresses and every zone's machines until the clients have moved", func(ctx SpecContext) {
 		start := time.Now()
 		updateCluster(ctx, key, func(spec *infrav1.OpenStackClusterSpec) {
 			spec.APIServerLoadBalancer.Subnets = nil
@@ -90,10 +104,32 @@ var _ = Describe("A cluster with a single load balancer", Ordered, func() {
 			osc := expectMigrated(ctx, g, key, name, legacy, []int{6443, additionalPort})
 			first := osc.Status.APIServerLoadBalancers[0]
 			g.Expect(first.AvailabilityZone).To(Equal(cfg.zones[0]))
+			g.Expect(first.FormerSingle).NotTo(BeNil())
 			g.Expect(*osc.Status.APIServerLoadBalancer).To(Equal(first), "the legacy field mirrors the first zone's entry")
+			// Clients still on the existing address reach both zones' machines.
+			expectMembers(ctx, g, key, map[string][]string{cfg.zones[0]: machines, cfg.zones[1]: {machines[1]}}, nil)
 		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		GinkgoWriter.Printf("migrated to two zones in %s\n", time.Since(start).Round(100*time.Millisecond))
-	}, NodeTimeout(6*time.Minute))
+		Consistently(func(g Gomega) {
+			expectMembers(ctx, g, key, map[string][]string{cfg.zones[0]: machines, cfg.zones[1]: {machines[1]}}, nil)
+		}).WithTimeout(15*time.Second).WithPolling(time.Second).Should(Succeed(), "the second zone's machine stays behind the existing address")
+
+		By("annotating that the clients have moved: each zone's machines behind their own zone's load balancer only")
+		start = time.Now()
+		Eventually(func() error {
+			osc := getCluster(ctx, Default, key)
+			if osc.Annotations == nil {
+				osc.Annotations = map[string]string{}
+			}
+			osc.Annotations[infrav1.ClientsMovedAnnotation] = "true"
+			return kube.Update(ctx, osc)
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(getCluster(ctx, g, key).Status.APIServerLoadBalancers[0].FormerSingle).To(BeNil())
+			expectMembers(ctx, g, key, map[string][]string{cfg.zones[0]: {machines[0]}, cfg.zones[1]: {machines[1]}}, nil)
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("the second zone's machine left the former address %s after the annotation\n", time.Since(start).Round(100*time.Millisecond))
+	}, NodeTimeout(10*time.Minute))
 
 	It("deletes exactly the load balancer and floating IP of a zone whose entry is removed", func(ctx SpecContext) {
 		osc := getCluster(ctx, Default, key)
@@ -137,6 +173,11 @@ var _ = Describe("A cluster with a single load balancer", Ordered, func() {
 			g.Expect([]string{single.InternalIP, single.IP}).To(Equal([]string{legacy.InternalIP, legacy.IP}), "its VIP and floating IP")
 			g.Expect(single.AvailabilityZone).To(BeEmpty())
 			expectLoadBalancer(ctx, g, *single, loadBalancerName(name, ""), subnetOf(cfg.zones[0]), "", []int{6443, additionalPort})
+			members := observe(ctx, g, single.ID).members
+			g.Expect(members).To(HaveLen(2), "both zones' machines behind the one load balancer")
+			for _, m := range machines {
+				g.Expect(members).To(HaveKey(m))
+			}
 		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		GinkgoWriter.Printf("back to one load balancer in %s\n", time.Since(start).Round(100*time.Millisecond))
 	}, NodeTimeout(4*time.Minute))

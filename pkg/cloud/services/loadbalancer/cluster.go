@@ -69,6 +69,7 @@ func (s *Service) ReconcileCluster(ctx context.Context, res Resolver, in *zones.
 	r := zones.Conclude(in, plan, outcomes, staleDone, staleErr, time.Now())
 	s.emit(r.Maintenance.Notes)
 	s.emit(r.Handover.Notes)
+	s.emit(r.Former.Notes)
 	return r
 }
 

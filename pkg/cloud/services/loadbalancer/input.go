@@ -41,6 +41,7 @@ func InputOf(osc *infrav1.OpenStackCluster, cluster string, network *infrav1.Net
 		DisableFloatingIP:    ptr.Deref(osc.Spec.DisableAPIServerFloatingIP, false),
 		Tags:                 osc.Spec.Tags,
 		Maintenance:          osc.ZonesInMaintenance(),
+		ClientsMoved:         osc.Annotations[infrav1.ClientsMovedAnnotation] == "true",
 		Recorded:             zones.Recorded{Single: osc.Status.APIServerLoadBalancer, Zones: osc.Status.APIServerLoadBalancers},
 		Network:              network,
 		ExternalNetwork:      external,

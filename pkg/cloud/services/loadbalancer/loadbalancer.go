@@ -133,12 +133,20 @@ func (s *Service) statusOf(d *zones.Desired, f *found, known *infrav1.LoadBalanc
 	st := &infrav1.LoadBalancer{Name: f.name, ID: f.id, AvailabilityZone: d.AvailabilityZone, Tags: s.tags(d), Health: infrav1.LoadBalancerHealthUnknown}
 	if known != nil && known.ID == f.id {
 		st.InternalIP, st.IP, st.AllowedCIDRs = known.InternalIP, known.IP, known.AllowedCIDRs
+		if d.AvailabilityZone != "" {
+			st.FormerSingle = known.FormerSingle.DeepCopy()
+		}
 		st.LoadBalancerNetwork = known.LoadBalancerNetwork.DeepCopy()
 		// What the last look at the status tree found holds until the next one.
 		st.Health, st.Pools = known.Health, slices.Clone(known.Pools)
 		if known.Healthy != nil {
 			st.Healthy = ptr.To(*known.Healthy)
 		}
+	}
+	if d.AvailabilityZone != "" && f.name != d.Name && slices.Contains(d.FormerNames, f.name) && st.FormerSingle == nil {
+		// The cluster's single load balancer, found under its name to serve the first zone:
+		// its address is the one clients know.
+		st.FormerSingle = &infrav1.FormerSingleLoadBalancer{}
 	}
 	if f.lb != nil {
 		st.InternalIP = f.lb.VipAddress

@@ -57,6 +57,9 @@ type Input struct {
 	Tags []string
 	// Maintenance are the zones the zone-maintenance annotation names, in its order.
 	Maintenance []string
+	// ClientsMoved is the clients-moved annotation: the former single load balancer may let the
+	// other zones' machines go.
+	ClientsMoved bool
 	// DNSRefused says the endpoint's DNS records are not published although the spec asks for
 	// them (the operator's policy refuses the name, another object holds it, or ExternalDNS's CRD
 	// is missing), as the last reconcile found: there are no records to wait for.

@@ -78,8 +78,10 @@ func MembershipFor(in *Input, zone, address string) Membership {
 }
 
 // MemberTargets are the load balancers a control plane machine in availability zone az must be
-// a member of: with cross-AZ members, every zone's; otherwise its own zone's, or, when its zone
-// has none, a load balancer without a zone (the single one, during a migration) as a fallback.
+// a member of: with cross-AZ members, every zone's; otherwise its own zone's (and the former
+// single load balancer's, while it keeps every zone's machines: ReleaseFormerSingle), or, when
+// its zone has none, a load balancer without a zone (the single one, during a migration) as a
+// fallback.
 // Without per-zone load balancers it is the single one. zoneMissing reports a machine left
 // without any load balancer, which the caller must report rather than ignore.
 func MemberTargets(rec Recorded, az string, crossAZ bool) (targets []infrav1.LoadBalancer, zoneMissing bool) {
@@ -93,10 +95,24 @@ func MemberTargets(rec Recorded, az string, crossAZ bool) (targets []infrav1.Loa
 	if crossAZ {
 		return slices.Clone(zones), false
 	}
+	// The former single load balancer keeps every zone's machines while clients may still use
+	// its address alone, whether or not their zone's own load balancer exists yet.
+	var former *infrav1.LoadBalancer
+	for i := range zones {
+		if zones[i].FormerSingle != nil && zones[i].ID != "" {
+			former = &zones[i]
+		}
+	}
 	for _, e := range zones {
 		if e.AvailabilityZone == az {
+			if former != nil && former.AvailabilityZone != az {
+				return []infrav1.LoadBalancer{e, *former}, false
+			}
 			return []infrav1.LoadBalancer{e}, false
 		}
+	}
+	if former != nil {
+		return []infrav1.LoadBalancer{*former}, false
 	}
 	all := slices.Clone(zones)
 	if rec.Single != nil {

@@ -57,6 +57,9 @@ type Result struct {
 	// Handover is which zones' failure domains are withdrawn from control plane machines
 	// (HandOver).
 	Handover Handover
+	// Former is whether the former single load balancer still keeps every zone's machines
+	// (ReleaseFormerSingle).
+	Former FormerRelease
 	// MachinesMayStart says whether machines may be created as far as the load balancers go:
 	// always without a load balancer, once the single one is ready, and with one per availability
 	// zone as soon as one zone's is (another zone may still converge, or be broken).
@@ -71,12 +74,13 @@ func Conclude(in *Input, p *Plan, outcomes []Outcome, staleDone bool, staleErr e
 	r.Zones, r.Single = p.Entries(in, outcomes, staleDone)
 	if in.PerZone() {
 		r.Maintenance = Maintain(in, r.Zones, now)
-		r.Handover = HandOver(in, r.Zones, now)       // after Maintain: a zone in maintenance is out of service
+		r.Handover = HandOver(in, r.Zones, now) // after Maintain: a zone in maintenance is out of service
+		r.Former = ReleaseFormerSingle(in, r.Zones, now)
 		r.Single = MirrorFirst(in, r.Zones, r.Single) // with the maintenance entries
 		DrainedAsPlanned(outcomes, r.Zones)
 	}
 	r.Summary = Summarize(outcomes, p.Stale, staleDone, staleErr)
-	for _, after := range []time.Duration{r.Maintenance.RequeueAfter, r.Handover.RequeueAfter} {
+	for _, after := range []time.Duration{r.Maintenance.RequeueAfter, r.Handover.RequeueAfter, r.Former.RequeueAfter} {
 		if after > 0 && (r.Summary.RequeueAfter == 0 || after < r.Summary.RequeueAfter) {
 			r.Summary.RequeueAfter = after
 		}
