@@ -220,6 +220,7 @@ func TestFailureDomainOfAZoneThatCannotTakeTrafficIsWithdrawnFromControlPlaneMac
 	spec := multiAZSpec(n, azs...)
 	// With DNS, the load balancers are looked at every 10 s rather than 30 s.
 	spec.APIServerLoadBalancer.DNS = &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint, TTL: 1}
+	spec.APIServerLoadBalancer.WithdrawFailedZones = ptr.To(true)
 	osc := newCluster(g, ns, false, spec, true)
 	g.Eventually(func(g Gomega) { lbReady(g, osc) }, eventually, poll).Should(Succeed())
 	markInfrastructureProvisioned(g, ns)

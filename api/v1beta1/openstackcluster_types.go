@@ -304,6 +304,15 @@ type APIServerLoadBalancer struct {
 	// +optional
 	AllowCrossAZLoadBalancerMembers *bool `json:"allowCrossAZLoadBalancerMembers,omitempty"`
 
+	// WithdrawFailedZones, with one load balancer per zone, reports the failure domain of a zone
+	// whose load balancer stops serving with controlPlane false until the zone has served again
+	// for two minutes, so that Cluster API places new and remediated control plane machines in the
+	// zones that serve. Off by default: with one control plane machine per zone, the failure of
+	// that one machine takes its zone's load balancer down too, and its replacement would then
+	// join another zone's machines. A zone in planned maintenance is withdrawn either way.
+	// +optional
+	WithdrawFailedZones *bool `json:"withdrawFailedZones,omitempty"`
+
 	// DNS asks the controller to publish the endpoint host's A records itself, with the public
 	// address of every availability zone whose load balancer is healthy, so that DNS follows a
 	// zone outage. Off by default: DNS management stays the operator's decision.

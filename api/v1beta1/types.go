@@ -566,11 +566,11 @@ type LoadBalancer struct {
 	// +optional
 	CreateSentAt *metav1.Time `json:"createSentAt,omitempty"`
 
-	// FailureDomainWithdrawal is set while this availability zone's failure domain is reported
-	// with controlPlane false because the zone is out of service (its load balancer cannot take
-	// traffic, or it is in planned maintenance): Cluster API's control plane provider then places
-	// new and remediated control plane machines in the zones that serve. The zone is given back
-	// once it has served for two minutes in a row.
+	// FailureDomainWithdrawal is set while this availability zone is out of service (in planned
+	// maintenance, or, with withdrawFailedZones, its load balancer stopped serving): its failure
+	// domain is reported with controlPlane false (unless Deferred), so that Cluster API's control
+	// plane provider places new and remediated control plane machines in the zones that serve.
+	// The zone is given back once it has served for two minutes in a row.
 	// +optional
 	FailureDomainWithdrawal *FailureDomainWithdrawal `json:"failureDomainWithdrawal,omitempty"`
 }
@@ -595,6 +595,11 @@ type FailureDomainWithdrawal struct {
 	// +kubebuilder:validation:Enum=LoadBalancerUnhealthy;Maintenance
 	// +required
 	Reason FailureDomainWithdrawalReason `json:"reason"`
+
+	// Deferred means the zone is out of service but its failure domain stays for control plane
+	// machines: it is the last one that would. It is withdrawn once another serves.
+	// +optional
+	Deferred bool `json:"deferred,omitempty"`
 
 	// ServingSince is when the zone was seen serving again (its load balancer healthy, out of
 	// maintenance); the failure domain is given back two minutes after, unless the zone stops

@@ -109,6 +109,11 @@ func (in *APIServerLoadBalancer) DeepCopyInto(out *APIServerLoadBalancer) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.WithdrawFailedZones != nil {
+		in, out := &in.WithdrawFailedZones, &out.WithdrawFailedZones
+		*out = new(bool)
+		**out = **in
+	}
 	if in.DNS != nil {
 		in, out := &in.DNS, &out.DNS
 		*out = new(APIServerDNS)

@@ -211,6 +211,7 @@ func allowLoadBalancerChanges(older, newer *infrav1.APIServerLoadBalancer, path 
 	older.Monitor = newer.Monitor
 	older.AdditionalPorts = newer.AdditionalPorts
 	older.AllowCrossAZLoadBalancerMembers = newer.AllowCrossAZLoadBalancerMembers
+	older.WithdrawFailedZones = newer.WithdrawFailedZones
 	older.DNS = newer.DNS
 
 	var warnings admission.Warnings

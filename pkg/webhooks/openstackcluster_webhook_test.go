@@ -272,7 +272,8 @@ func TestOpenStackClusterValidateUpdate(t *testing.T) {
 				lb.AllowCrossAZLoadBalancerMembers = ptr.To(true)
 				lb.AllowedCIDRs = []string{"10.0.0.0/8"}
 				lb.AdditionalPorts = []int{8443}
-				lb.Monitor = &infrav1.APIServerLoadBalancerMonitor{Delay: 30}
+				lb.Monitor = &infrav1.APIServerLoadBalancerMonitor{Delay: 30, Type: infrav1.MonitorHTTPS}
+				lb.WithdrawFailedZones = ptr.To(true)
 			},
 		},
 		{

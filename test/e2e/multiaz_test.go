@@ -64,6 +64,7 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 			Network:                 &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
 			AvailabilityZoneSubnets: mapping,
 			DNS:                     &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint, TTL: 30},
+			WithdrawFailedZones:     ptr.To(true),
 		})
 	}, NodeTimeout(time.Minute))
 

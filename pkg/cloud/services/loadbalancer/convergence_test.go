@@ -275,6 +275,10 @@ func TestMigrationRenamesTheLegacyLoadBalancerKeepingItsAddresses(t *testing.T) 
 	}
 	g.Expect(w.loadBalancers()).To(HaveLen(1))
 
+	// The status written before the rename lost: the recorded single entry still says where
+	// clients are.
+	g.Expect(s.Reconcile(ctx, az1, legacy.Status).Status.FormerSingle).NotTo(BeNil())
+
 	// An interrupted migration (status lost mid-way) resumes by name: nothing is created.
 	rebuilt, _ := converge(t, s, az1, nil)
 	g.Expect(rebuilt.Status.ID).To(Equal(legacy.Status.ID))

@@ -203,8 +203,10 @@ func (s *Service) reconcileMonitorSettings(ctx context.Context, d *zones.Desired
 				return s.childFailed(f, err, "reading its provider")
 			}
 			if lb.Provider == "ovn" {
-				return failed(&report.SpecError{Reason: infrav1.LoadBalancerConfigurationErrorReason, Message: fmt.Sprintf(
-					"spec.apiServerLoadBalancer.monitor.type: HTTPS is not available on load balancer %s of provider ovn, whose health monitors probe TCP only; its TCP monitor stays", f.name)}), true
+				// Warned, not failed: the zone's health and DNS go on with the TCP monitor.
+				s.report.Warn(infrav1.LoadBalancerConfigurationErrorReason, report.Resource{Kind: "HealthMonitor", Name: name, ID: monitorID, Zone: d.AvailabilityZone},
+					"spec.apiServerLoadBalancer.monitor.type: HTTPS is not available on load balancer %s of provider ovn, whose health monitors probe TCP only; its TCP monitor stays", f.name)
+				return zones.Outcome{}, false
 			}
 		}
 		if err := s.lb.DeleteMonitor(ctx, monitorID); err != nil && !clients.IsNotFound(err) {

@@ -133,9 +133,6 @@ func (s *Service) statusOf(d *zones.Desired, f *found, known *infrav1.LoadBalanc
 	st := &infrav1.LoadBalancer{Name: f.name, ID: f.id, AvailabilityZone: d.AvailabilityZone, Tags: s.tags(d), Health: infrav1.LoadBalancerHealthUnknown}
 	if known != nil && known.ID == f.id {
 		st.InternalIP, st.IP, st.AllowedCIDRs = known.InternalIP, known.IP, known.AllowedCIDRs
-		if d.AvailabilityZone != "" {
-			st.FormerSingle = known.FormerSingle.DeepCopy()
-		}
 		st.LoadBalancerNetwork = known.LoadBalancerNetwork.DeepCopy()
 		// What the last look at the status tree found holds until the next one.
 		st.Health, st.Pools = known.Health, slices.Clone(known.Pools)
@@ -143,11 +140,7 @@ func (s *Service) statusOf(d *zones.Desired, f *found, known *infrav1.LoadBalanc
 			st.Healthy = ptr.To(*known.Healthy)
 		}
 	}
-	if d.AvailabilityZone != "" && f.name != d.Name && slices.Contains(d.FormerNames, f.name) && st.FormerSingle == nil {
-		// The cluster's single load balancer, found under its name to serve the first zone:
-		// its address is the one clients know.
-		st.FormerSingle = &infrav1.FormerSingleLoadBalancer{}
-	}
+	st.FormerSingle = formerSingle(d, known, f.name)
 	if f.lb != nil {
 		st.InternalIP = f.lb.VipAddress
 		if st.IP == "" {
@@ -171,6 +164,23 @@ func (s *Service) statusOf(d *zones.Desired, f *found, known *infrav1.LoadBalanc
 		}
 	}
 	return st
+}
+
+// formerSingle is the former single mark of zone d's load balancer, found under name (""
+// when not found), known as the status recorded it: carried over within the zone (a load
+// balancer made again after ERROR keeps the address clients use), or new when the cluster's
+// single load balancer becomes the zone's (found under its name, or recorded as the single one).
+func formerSingle(d *zones.Desired, known *infrav1.LoadBalancer, name string) *infrav1.FormerSingleLoadBalancer {
+	switch {
+	case d.AvailabilityZone == "" || known == nil && name == "":
+		return nil
+	case known != nil && known.AvailabilityZone == d.AvailabilityZone && known.FormerSingle != nil:
+		return known.FormerSingle.DeepCopy()
+	case known != nil && known.AvailabilityZone == "" && known.ID != "",
+		name != "" && name != d.Name && slices.Contains(d.FormerNames, name):
+		return &infrav1.FormerSingleLoadBalancer{}
+	}
+	return nil
 }
 
 func vipOnSubnet(n *infrav1.NetworkStatusWithSubnets, subnetID string) bool {
@@ -244,7 +254,7 @@ func (s *Service) create(ctx context.Context, d *zones.Desired, known *infrav1.L
 			// The status keeps it too, so that a manager that starts meanwhile waits as well.
 			out := failed(fmt.Errorf("creating load balancer %s: %w", d.Name, err))
 			out.Status = &infrav1.LoadBalancer{Name: d.Name, AvailabilityZone: d.AvailabilityZone, Health: infrav1.LoadBalancerHealthUnknown,
-				CreateSentAt: &metav1.Time{Time: sent}}
+				CreateSentAt: &metav1.Time{Time: sent}, FormerSingle: formerSingle(d, known, "")}
 			return out
 		}
 		if gophercloud.ResponseCodeIs(err, http.StatusBadRequest) {

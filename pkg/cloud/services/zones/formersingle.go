@@ -18,6 +18,7 @@ package zones
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,7 +66,8 @@ func ReleaseFormerSingle(in *Input, zones []infrav1.LoadBalancer, now time.Time)
 			r.Holding = fmt.Sprintf("load balancer %s keeps every zone's control plane machines until %s, when the DNS records holding every zone have outlived their TTL",
 				e.Name, at.Add(ttl).UTC().Format(time.RFC3339))
 		case published:
-			r.Holding = fmt.Sprintf("load balancer %s keeps every zone's control plane machines until the DNS records hold every zone's address and their TTL has passed", e.Name)
+			r.Holding = fmt.Sprintf("load balancer %s keeps every zone's control plane machines until the DNS records hold every zone's address and their TTL has passed, "+
+				"or the OpenStackCluster carries the annotation %s: \"true\"", e.Name, infrav1.ClientsMovedAnnotation)
 		default:
 			r.Holding = fmt.Sprintf("load balancer %s keeps every zone's control plane machines until the OpenStackCluster carries the annotation %s: \"true\" (clients use every zone's address)",
 				e.Name, infrav1.ClientsMovedAnnotation)
@@ -83,8 +85,13 @@ func (r *FormerRelease) release(e *infrav1.LoadBalancer, why string) {
 // MarkAllZonesPublished records, on the former single load balancer among zones, that ExternalDNS
 // took up at now records publishing pub, when they hold every zone's address.
 func MarkAllZonesPublished(in *Input, zones []infrav1.LoadBalancer, pub Publication, now time.Time) {
-	if pub.NoneHealthy || len(pub.Zones) < len(in.Mappings()) {
+	if pub.NoneHealthy {
 		return
+	}
+	for _, m := range in.Mappings() {
+		if !slices.Contains(pub.Zones, m.AvailabilityZone) {
+			return
+		}
 	}
 	for i := range zones {
 		if f := zones[i].FormerSingle; f != nil && f.AllZonesPublishedAt == nil {

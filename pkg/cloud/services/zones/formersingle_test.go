@@ -75,6 +75,8 @@ func TestTheFormerSingleLoadBalancerLetsGoOnceDNSHasHeldEveryZoneForItsTTL(t *te
 	// Records with one zone only do not count.
 	MarkAllZonesPublished(in, zones, Publication{Zones: []string{"az1"}}, now)
 	g.Expect(zones[0].FormerSingle.AllZonesPublishedAt).To(BeNil())
+	MarkAllZonesPublished(in, zones, Publication{Zones: []string{"az1", "az3"}}, now)
+	g.Expect(zones[0].FormerSingle.AllZonesPublishedAt).To(BeNil(), "the zones mapped, not their number")
 	MarkAllZonesPublished(in, zones, Publication{Zones: []string{"az1", "az2"}}, now)
 	g.Expect(zones[0].FormerSingle.AllZonesPublishedAt.Time).To(Equal(now))
 	MarkAllZonesPublished(in, zones, Publication{Zones: []string{"az1", "az2"}}, now.Add(time.Minute))

@@ -63,35 +63,51 @@ func HandOver(in *Input, zones []infrav1.LoadBalancer, now time.Time) Handover {
 			before[e.AvailabilityZone] = e.FailureDomainWithdrawal
 		}
 	}
+	// The control plane failure domains that take API traffic: those with a load balancer of
+	// their own, or, with cross-zone members, every one.
 	eligible := in.ControlPlaneZones
 	if in.ComputeZones == nil {
-		// Nova's zones not read yet: the mapped zones stand for them.
+		eligible = nil // Nova's zones not read yet: the mapped zones stand for them
 		for _, m := range in.Mappings() {
 			eligible = append(eligible, m.AvailabilityZone)
 		}
 	}
+	crossAZ := ptr.Deref(in.section().AllowCrossAZLoadBalancerMembers, false)
 	offered := map[string]bool{}
 	for _, az := range eligible {
-		offered[az] = true
+		if crossAZ || ZoneMapped(in, az) {
+			offered[az] = true
+		}
 	}
+	failedZones := ptr.Deref(in.section().WithdrawFailedZones, false)
 	var candidates []int
 	for i := range zones {
 		e := &zones[i]
 		w := before[e.AvailabilityZone].DeepCopy()
 		e.FailureDomainWithdrawal = nil
 		if !in.PerZone() || !offered[e.AvailabilityZone] {
-			continue // not a control plane failure domain: nothing to withdraw
+			continue // not a control plane failure domain that takes traffic: nothing to withdraw
 		}
 		reason, failing := outOfService(e)
-		if reason == infrav1.WithdrawnUnhealthy && w == nil && !servedBefore(in, e.AvailabilityZone) {
+		switch {
+		case reason == infrav1.WithdrawnUnhealthy && !failedZones:
+			failing = false // only planned maintenance withdraws a zone
+		case reason == infrav1.WithdrawnUnhealthy && w == nil && !servedBefore(in, e.AvailabilityZone):
 			failing = false // a zone whose first machine boots has not failed
 		}
 		switch {
-		case failing && w == nil:
+		case failing && (w == nil || w.Deferred):
+			if w == nil {
+				w = &infrav1.FailureDomainWithdrawal{Since: metav1.Time{Time: now}}
+			}
+			w.Reason = reason
+			e.FailureDomainWithdrawal = w
 			candidates = append(candidates, i)
 			continue
 		case failing:
 			w.ServingSince, w.Reason = nil, reason
+		case w != nil && w.Deferred:
+			continue // served again before it was withdrawn
 		case w != nil && e.Maintenance == nil && e.IsHealthy():
 			if w.ServingSince == nil {
 				w.ServingSince = &metav1.Time{Time: now}
@@ -113,14 +129,21 @@ func HandOver(in *Input, zones []infrav1.LoadBalancer, now time.Time) Handover {
 	}
 	for _, i := range candidates {
 		e := &zones[i]
-		reason, _ := outOfService(e)
+		w := e.FailureDomainWithdrawal
 		if len(offered) < 2 {
-			continue // the last control plane failure domain stays
+			// The last control plane failure domain that takes traffic stays, out of service:
+			// it is withdrawn once another serves.
+			w.Deferred = true
+			continue
 		}
-		e.FailureDomainWithdrawal = &infrav1.FailureDomainWithdrawal{Since: metav1.Time{Time: now}, Reason: reason}
+		was := w.Deferred
+		w.Deferred = false
+		if was {
+			w.Since = metav1.Time{Time: now}
+		}
 		delete(offered, e.AvailabilityZone)
 		h.note("ControlPlaneFailureDomainWithdrawn", e, "Zone %s is out of service (%s): its failure domain is not for control plane machines until it has served for %s",
-			e.AvailabilityZone, withdrawalWords(reason), ControlPlaneReturnDelay)
+			e.AvailabilityZone, withdrawalWords(w.Reason), ControlPlaneReturnDelay)
 	}
 	return h
 }
@@ -149,6 +172,9 @@ func outOfService(e *infrav1.LoadBalancer) (infrav1.FailureDomainWithdrawalReaso
 // due back, for messages.
 func WithdrawalWords(w *infrav1.FailureDomainWithdrawal) string {
 	words := withdrawalWords(w.Reason) + " since " + w.Since.UTC().Format(time.RFC3339)
+	if w.Deferred {
+		words += "; kept for control plane machines, the last failure domain that takes API traffic"
+	}
 	if w.ServingSince != nil {
 		words += "; serving again, given back at " + w.ServingSince.Add(ControlPlaneReturnDelay).UTC().Format(time.RFC3339)
 	}
@@ -191,7 +217,7 @@ func ControlPlaneDomains(fds []clusterv1.FailureDomain, specZones []string, zone
 	for i, fd := range fds {
 		out[i] = *fd.DeepCopy()
 		allowed := ControlPlaneAllowed(specZones, fd.Name)
-		if e := EntryFor(zones, fd.Name); e != nil && e.FailureDomainWithdrawal != nil {
+		if e := EntryFor(zones, fd.Name); e != nil && e.FailureDomainWithdrawal != nil && !e.FailureDomainWithdrawal.Deferred {
 			allowed = false
 		}
 		out[i].ControlPlane = ptr.To(allowed)

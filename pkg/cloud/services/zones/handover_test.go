@@ -31,7 +31,8 @@ import (
 // serving, all three control plane failure domains.
 func handoverCluster() *Input {
 	in := &Input{Namespace: "ns", Cluster: "c", APIServerPort: 6443,
-		LoadBalancer: &infrav1.APIServerLoadBalancer{AvailabilityZoneSubnets: []infrav1.AZSubnetMapping{{AvailabilityZone: "az1"}, {AvailabilityZone: "az2"}, {AvailabilityZone: "az3"}}},
+		LoadBalancer: &infrav1.APIServerLoadBalancer{AvailabilityZoneSubnets: []infrav1.AZSubnetMapping{{AvailabilityZone: "az1"}, {AvailabilityZone: "az2"}, {AvailabilityZone: "az3"}},
+			WithdrawFailedZones: ptr.To(true)},
 		ComputeZones: []string{"az1", "az2", "az3"}, ControlPlaneZones: []string{"az1", "az2", "az3"}}
 	for i, az := range []string{"az1", "az2", "az3"} {
 		in.Recorded.Zones = append(in.Recorded.Zones, servingZone(az, "172.24.4.1"+string(rune('0'+i))))
@@ -111,6 +112,19 @@ func TestHandOverWithdrawsAFailedZoneAndGivesItBackAfterTheDelay(t *testing.T) {
 	g.Expect(withdrawnZones(in)).To(BeEmpty())
 }
 
+func TestHandOverWithdrawsAFailedZoneOnlyWhenAsked(t *testing.T) {
+	g := NewWithT(t)
+	in := handoverCluster()
+	in.LoadBalancer.WithdrawFailedZones = nil
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	_, _ = handOver(in, now, unhealthy("az2"))
+	g.Expect(withdrawnZones(in)).To(BeEmpty(), "one machine down takes a one-machine zone's load balancer down too")
+	_, _ = handOver(in, now, func(zones []infrav1.LoadBalancer) {
+		zones[0].Maintenance = &infrav1.ZoneMaintenance{Phase: infrav1.ZoneWithdrawing}
+	})
+	g.Expect(withdrawnZones(in)).To(Equal([]string{"az1"}), "planned maintenance withdraws a zone either way")
+}
+
 func TestHandOverWithdrawsAZoneInMaintenance(t *testing.T) {
 	g := NewWithT(t)
 	in := handoverCluster()
@@ -139,6 +153,35 @@ func TestHandOverKeepsTheLastControlPlaneFailureDomain(t *testing.T) {
 	notes, _ := handOver(in, now.Add(2*time.Second), unhealthy("az3"))
 	g.Expect(notes).To(BeEmpty())
 	g.Expect(withdrawnZones(in)).To(Equal([]string{"az1", "az2"}), "az3 is the last control plane failure domain: it stays")
+	g.Expect(in.Recorded.Zones[2].FailureDomainWithdrawal.Deferred).To(BeTrue(), "out of service, kept")
+
+	// It stays out of service while az1 comes back; once az1 is given back, az3 is withdrawn.
+	back := now.Add(time.Minute)
+	_, _ = handOver(in, back, func(zones []infrav1.LoadBalancer) { SetHealth(&zones[0], true) })
+	g.Expect(withdrawnZones(in)).To(Equal([]string{"az1", "az2"}))
+	notes, _ = handOver(in, back.Add(ControlPlaneReturnDelay), nil)
+	g.Expect(notes).To(Equal([]string{"ControlPlaneFailureDomainReturned", "ControlPlaneFailureDomainWithdrawn"}))
+	g.Expect(withdrawnZones(in)).To(Equal([]string{"az2", "az3"}))
+	g.Expect(in.Recorded.Zones[2].FailureDomainWithdrawal.Deferred).To(BeFalse())
+
+	// A zone kept out of service that serves again is simply offered.
+	in = handoverCluster()
+	_, _ = handOver(in, now, unhealthy("az1"))
+	_, _ = handOver(in, now, unhealthy("az2"))
+	_, _ = handOver(in, now, unhealthy("az3"))
+	g.Expect(in.Recorded.Zones[2].FailureDomainWithdrawal.Deferred).To(BeTrue())
+	notes, _ = handOver(in, now.Add(time.Second), func(zones []infrav1.LoadBalancer) { SetHealth(&zones[2], true) })
+	g.Expect(notes).To(BeEmpty())
+	g.Expect(in.Recorded.Zones[2].FailureDomainWithdrawal).To(BeNil())
+
+	// A Nova zone without a load balancer takes no API traffic: it does not count as one left.
+	in = handoverCluster()
+	in.LoadBalancer.AvailabilityZoneSubnets = in.LoadBalancer.AvailabilityZoneSubnets[:2]
+	in.Recorded.Zones = in.Recorded.Zones[:2]
+	_, _ = handOver(in, now, unhealthy("az1"))
+	g.Expect(withdrawnZones(in)).To(Equal([]string{"az1"}))
+	_, _ = handOver(in, now, unhealthy("az2"))
+	g.Expect(withdrawnZones(in)).To(Equal([]string{"az1"}), "az2 is the last zone with a load balancer")
 
 	// A zone the spec keeps from control plane machines is not counted as one left.
 	in = handoverCluster()

@@ -206,10 +206,13 @@ func Serves(lb *infrav1.LoadBalancer, apiPort int) bool {
 	return lb.IsHealthy() && memberOnline(lb, apiPort)
 }
 
-// memberOnline says whether a member of the pool of port is ONLINE.
+// memberOnline says whether a member of the pool of port is ONLINE, or NO_MONITOR: a pool
+// without a health monitor (one being replaced by another type) sends traffic to every member.
 func memberOnline(lb *infrav1.LoadBalancer, port int) bool {
 	for _, p := range lb.Pools {
-		if p.Port == port && slices.ContainsFunc(p.Members, func(m infrav1.LoadBalancerMember) bool { return m.OperatingStatus == "ONLINE" }) {
+		if p.Port == port && slices.ContainsFunc(p.Members, func(m infrav1.LoadBalancerMember) bool {
+			return m.OperatingStatus == "ONLINE" || m.OperatingStatus == "NO_MONITOR"
+		}) {
 			return true
 		}
 	}

@@ -74,8 +74,12 @@ func Conclude(in *Input, p *Plan, outcomes []Outcome, staleDone bool, staleErr e
 	r.Zones, r.Single = p.Entries(in, outcomes, staleDone)
 	if in.PerZone() {
 		r.Maintenance = Maintain(in, r.Zones, now)
-		r.Handover = HandOver(in, r.Zones, now) // after Maintain: a zone in maintenance is out of service
 		r.Former = ReleaseFormerSingle(in, r.Zones, now)
+	}
+	// After Maintain: a zone in maintenance is out of service. Without per-zone load balancers,
+	// the entries still being deleted lose their withdrawals.
+	r.Handover = HandOver(in, r.Zones, now)
+	if in.PerZone() {
 		r.Single = MirrorFirst(in, r.Zones, r.Single) // with the maintenance entries
 		DrainedAsPlanned(outcomes, r.Zones)
 	}
