@@ -190,6 +190,8 @@ func (w *world) start() {
 	// Observations of a load balancer in ERROR count on the wall clock; the simulated queue
 	// already spaces them by the reconciler's requeue.
 	memory.ErrorInterval = 0
+	// An unanswered create is waited for in simulated time: the status keeps it across restarts.
+	memory.Now = w.clk.Now
 	// Background work (a floating IP allocated while Octavia builds) is counted, so that a
 	// restart waits for it as a dying process's last calls would have been answered.
 	background := &sync.WaitGroup{}

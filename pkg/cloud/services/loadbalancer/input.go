@@ -56,11 +56,12 @@ func InputOf(osc *infrav1.OpenStackCluster, cluster string, network *infrav1.Net
 	if c := conditions.Get(osc, infrav1.ZoneMaintenanceReadyCondition); c != nil && c.Reason == infrav1.ZoneWithdrawingReason {
 		in.WithdrawingSince = c.LastTransitionTime.Time
 	}
-	// What the spec allows, whether or not a zone out of service is withdrawn from control
-	// plane machines (its failure domain's controlPlane false) for now.
+	// A zone out of service withdrawn from control plane machines (its failure domain's
+	// controlPlane false for now) is one of them all the same.
 	for _, fd := range osc.Status.FailureDomains {
 		in.ComputeZones = append(in.ComputeZones, fd.Name)
-		if zones.ControlPlaneAllowed(osc.Spec.ControlPlaneAvailabilityZones, fd.Name) {
+		e := zones.EntryFor(osc.Status.APIServerLoadBalancers, fd.Name)
+		if ptr.Deref(fd.ControlPlane, false) || e != nil && e.FailureDomainWithdrawal != nil {
 			in.ControlPlaneZones = append(in.ControlPlaneZones, fd.Name)
 		}
 	}

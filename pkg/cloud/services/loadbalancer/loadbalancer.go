@@ -209,7 +209,7 @@ func (s *Service) awaitsUnanswered(d *zones.Desired, known *infrav1.LoadBalancer
 // balancer alone: reconcileChildren then creates each child once the one before is ACTIVE, which
 // is faster there than settling each child with an update.
 func (s *Service) create(ctx context.Context, d *zones.Desired, known *infrav1.LoadBalancer) zones.Outcome {
-	if sent, ok := s.awaitsUnanswered(d, known, time.Now()); ok {
+	if sent, ok := s.awaitsUnanswered(d, known, s.memory.now()); ok {
 		// The create sent then may still be carried out: a second one would make a duplicate.
 		out := waiting(fmt.Sprintf("the create of load balancer %s sent at %s got no answer; looking for it until %s before creating it again",
 			d.Name, sent.UTC().Format(time.TimeOnly), sent.Add(UnansweredCreateWait).UTC().Format(time.TimeOnly)))
@@ -246,7 +246,7 @@ func (s *Service) create(ctx context.Context, d *zones.Desired, known *infrav1.L
 	for i := 0; populated && i < len(d.Ports); i++ {
 		opts.Listeners = append(opts.Listeners, s.listenerOpts(d, d.Ports[i], cidrs, true))
 	}
-	sent := time.Now()
+	sent := s.memory.now()
 	lb, err := s.lb.CreateLoadBalancer(ctx, opts)
 	if err != nil {
 		if clients.Unanswered(err) {

@@ -45,6 +45,9 @@ type Memory struct {
 	// builds its load balancer. A go statement when nil; a test that drives the reconcilers step
 	// by step gives one that lets it wait for that work.
 	Background func(work func())
+	// Now is the clock of the unanswered creates' wait (UnansweredCreateWait), which the status
+	// records too; time.Now when nil. A test that simulates time gives its own.
+	Now func() time.Time
 
 	mu           sync.Mutex
 	capabilities map[string]*capabilities
@@ -265,6 +268,14 @@ func (m *Memory) forgetMonitor(id string, port int) {
 // creates commits one well after the client gave up on it (its request timeout is 60 s; the
 // API's own worker timeout is typically longer).
 const UnansweredCreateWait = 3 * time.Minute
+
+// now is the time on the memory's clock.
+func (m *Memory) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
 
 // createUnanswered remembers that the create of load balancer name on cloud, sent at sent, got
 // no answer.
