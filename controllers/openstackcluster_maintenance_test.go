@@ -93,9 +93,11 @@ func membersOnline(g Gomega, cloud *fakeopenstack.Cloud, osc *infrav1.OpenStackC
 	}
 }
 
-func TestZoneMaintenanceWithdrawsWaitsDrainsAndReturns(t *testing.T) {
-	g := NewWithT(t)
-	ns := testNamespace("maintenance")
+// twoZoneCluster is a cluster with a load balancer per zone in az1 and az2, publishing DNS with a
+// 1 s TTL (its load balancers are looked at every 10 s), changed by edit, and a control plane
+// machine per zone, in a namespace named after prefix.
+func twoZoneCluster(t *testing.T, g *WithT, prefix string, edit func(*infrav1.OpenStackClusterSpec)) (string, *fakeopenstack.Cloud, *infrav1.OpenStackCluster, *infrav1.OpenStackMachine, *infrav1.OpenStackMachine) {
+	ns := testNamespace(prefix)
 	azs := []string{"az1", "az2"}
 	cloud := newCloud(t, g, ns)
 	cloud.SetAvailabilityZones(azs...)
@@ -103,10 +105,19 @@ func TestZoneMaintenanceWithdrawsWaitsDrainsAndReturns(t *testing.T) {
 	n := addLBNetwork(t, g, cloud, azs...)
 	spec := multiAZSpec(n, azs...)
 	spec.APIServerLoadBalancer.DNS = &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint, TTL: 1}
+	if edit != nil {
+		edit(&spec)
+	}
 	osc := newCluster(g, ns, false, spec, true)
 	g.Eventually(func(g Gomega) { lbReady(g, osc) }, eventually, poll).Should(Succeed())
 	markInfrastructureProvisioned(g, ns)
-	cp1, cp2 := newMachine(g, ns, "cp-az1", "az1", true), newMachine(g, ns, "cp-az2", "az2", true)
+	return ns, cloud, osc, newMachine(g, ns, "cp-az1", "az1", true), newMachine(g, ns, "cp-az2", "az2", true)
+}
+
+func TestZoneMaintenanceWithdrawsWaitsDrainsAndReturns(t *testing.T) {
+	g := NewWithT(t)
+	azs := []string{"az1", "az2"}
+	ns, cloud, osc, cp1, cp2 := twoZoneCluster(t, g, "maintenance", nil)
 
 	var entries []infrav1.LoadBalancer
 	g.Eventually(func(g Gomega) {
@@ -211,20 +222,9 @@ func controlPlaneDomains(osc *infrav1.OpenStackCluster) map[string]bool {
 
 func TestFailureDomainOfAZoneThatCannotTakeTrafficIsWithdrawnFromControlPlaneMachines(t *testing.T) {
 	g := NewWithT(t)
-	ns := testNamespace("handover")
-	azs := []string{"az1", "az2"}
-	cloud := newCloud(t, g, ns)
-	cloud.SetAvailabilityZones(azs...)
-	addMachineImages(cloud)
-	n := addLBNetwork(t, g, cloud, azs...)
-	spec := multiAZSpec(n, azs...)
-	// With DNS, the load balancers are looked at every 10 s rather than 30 s.
-	spec.APIServerLoadBalancer.DNS = &infrav1.APIServerDNS{Publish: infrav1.DNSPublishDNSEndpoint, TTL: 1}
-	spec.APIServerLoadBalancer.WithdrawFailedZones = ptr.To(true)
-	osc := newCluster(g, ns, false, spec, true)
-	g.Eventually(func(g Gomega) { lbReady(g, osc) }, eventually, poll).Should(Succeed())
-	markInfrastructureProvisioned(g, ns)
-	cp1, cp2 := newMachine(g, ns, "cp-az1", "az1", true), newMachine(g, ns, "cp-az2", "az2", true)
+	ns, cloud, osc, cp1, cp2 := twoZoneCluster(t, g, "handover", func(spec *infrav1.OpenStackClusterSpec) {
+		spec.APIServerLoadBalancer.WithdrawFailedZones = ptr.To(true)
+	})
 	var entries []infrav1.LoadBalancer
 	g.Eventually(func(g Gomega) {
 		membersOnline(g, cloud, osc, cp1, cp2)

@@ -116,12 +116,41 @@ func watchDNSWithout(ctx context.Context, host, mustNot string) func() []string 
 // time they were seen).
 func watchAnswers(ctx context.Context, host string, bad func([]string) bool) func() []string {
 	server := dnsServer()
-	ctx, cancel := context.WithCancel(ctx)
 	var (
 		mu    sync.Mutex
 		wrong []string
-		wg    sync.WaitGroup
 	)
+	stop := fourTimesASecond(ctx, func(ctx context.Context) {
+		got, err := localenv.LookupA(ctx, server, host)
+		if ctx.Err() != nil {
+			return
+		}
+		var dnsErr *net.DNSError
+		if errors.As(err, &dnsErr) && dnsErr.IsTimeout {
+			// No answer at all (the DNS server or this machine busy): a client asks again,
+			// and this is no answer that lacks the zone.
+			GinkgoWriter.Printf("%s: DNS lookup timed out: %v\n", time.Now().Format("15:04:05.000"), err)
+			return
+		}
+		if err != nil || bad(got) {
+			mu.Lock()
+			wrong = append(wrong, fmt.Sprintf("%s %v %s", time.Now().Format("15:04:05.000"), got, errString(err)))
+			mu.Unlock()
+		}
+	})
+	return func() []string {
+		stop()
+		mu.Lock()
+		defer mu.Unlock()
+		return wrong
+	}
+}
+
+// fourTimesASecond calls look four times a second, in a goroutine, until the returned function
+// is called; that function returns once look has returned for the last time.
+func fourTimesASecond(ctx context.Context, look func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer GinkgoRecover()
@@ -134,30 +163,12 @@ func watchAnswers(ctx context.Context, host string, bad func([]string) bool) fun
 				return
 			case <-tick.C:
 			}
-			got, err := localenv.LookupA(ctx, server, host)
-			if ctx.Err() != nil {
-				return
-			}
-			var dnsErr *net.DNSError
-			if errors.As(err, &dnsErr) && dnsErr.IsTimeout {
-				// No answer at all (the DNS server or this machine busy): a client asks again,
-				// and this is no answer that lacks the zone.
-				GinkgoWriter.Printf("%s: DNS lookup timed out: %v\n", time.Now().Format("15:04:05.000"), err)
-				continue
-			}
-			if err != nil || bad(got) {
-				mu.Lock()
-				wrong = append(wrong, fmt.Sprintf("%s %v %s", time.Now().Format("15:04:05.000"), got, errString(err)))
-				mu.Unlock()
-			}
+			look(ctx)
 		}
 	}()
-	return func() []string {
+	return func() {
 		cancel()
 		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		return wrong
 	}
 }
 
@@ -211,11 +222,9 @@ func computeClient(ctx context.Context) *gophercloud.ServiceClient {
 func failoverTimeline(ctx context.Context, key client.ObjectKey, clusterName string, i int, fault time.Time) func() (detected, noticed, published time.Duration) {
 	osc := getCluster(ctx, Default, key)
 	lb := osc.Status.APIServerLoadBalancers[i]
-	ctx, cancel := context.WithCancel(ctx)
 	var (
 		mu                           sync.Mutex
 		detected, noticed, published time.Duration
-		wg                           sync.WaitGroup
 	)
 	seen := func(step *time.Duration) {
 		mu.Lock()
@@ -224,37 +233,24 @@ func failoverTimeline(ctx context.Context, key client.ObjectKey, clusterName str
 			*step = time.Since(fault)
 		}
 	}
-	wg.Add(1)
-	go func() {
-		defer GinkgoRecover()
-		defer wg.Done()
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if tree, err := openstack.LoadBalancer.GetLoadBalancerStatuses(ctx, lb.ID); err == nil && tree.Loadbalancer != nil && tree.Loadbalancer.OperatingStatus != "ONLINE" {
-				seen(&detected)
-			}
-			got := &infrav1.OpenStackCluster{}
-			if err := kube.Get(ctx, key, got); err == nil && len(got.Status.APIServerLoadBalancers) > i && got.Status.APIServerLoadBalancers[i].Healthy != nil && !*got.Status.APIServerLoadBalancers[i].Healthy {
-				seen(&noticed)
-			}
-			record := &unstructured.Unstructured{}
-			record.SetGroupVersionKind(schema.GroupVersionKind{Group: "externaldns.k8s.io", Version: "v1alpha1", Kind: "DNSEndpoint"})
-			if err := kube.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: clusterName + "-apiserver"}, record); err == nil {
-				if targets := endpointTargets(record); len(targets) > 0 && !slices.Contains(targets, lb.IP) {
-					seen(&published)
-				}
+	stop := fourTimesASecond(ctx, func(ctx context.Context) {
+		if tree, err := openstack.LoadBalancer.GetLoadBalancerStatuses(ctx, lb.ID); err == nil && tree.Loadbalancer != nil && tree.Loadbalancer.OperatingStatus != "ONLINE" {
+			seen(&detected)
+		}
+		got := &infrav1.OpenStackCluster{}
+		if err := kube.Get(ctx, key, got); err == nil && len(got.Status.APIServerLoadBalancers) > i && got.Status.APIServerLoadBalancers[i].Healthy != nil && !*got.Status.APIServerLoadBalancers[i].Healthy {
+			seen(&noticed)
+		}
+		record := &unstructured.Unstructured{}
+		record.SetGroupVersionKind(schema.GroupVersionKind{Group: "externaldns.k8s.io", Version: "v1alpha1", Kind: "DNSEndpoint"})
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: clusterName + "-apiserver"}, record); err == nil {
+			if targets := endpointTargets(record); len(targets) > 0 && !slices.Contains(targets, lb.IP) {
+				seen(&published)
 			}
 		}
-	}()
+	})
 	return func() (time.Duration, time.Duration, time.Duration) {
-		cancel()
-		wg.Wait()
+		stop()
 		mu.Lock()
 		defer mu.Unlock()
 		return detected, noticed, published

@@ -24,7 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // A migration keeps serving. The cluster's single load balancer becomes the first zone's, and
@@ -38,9 +37,8 @@ type FormerRelease struct {
 	// Holding says, for messages, why the former single load balancer still keeps every zone's
 	// machines; empty when it does not.
 	Holding string
-	// RequeueAfter is when the records' TTL runs out (zero when nothing is due).
-	RequeueAfter time.Duration
-	Notes        []Note
+	// Steps: the records' TTL running out is the next one due.
+	Steps
 }
 
 // ReleaseFormerSingle ends the hold of the former single load balancer among zones (the entries
@@ -62,7 +60,7 @@ func ReleaseFormerSingle(in *Input, zones []infrav1.LoadBalancer, now time.Time)
 		case published && at != nil && !now.Before(at.Add(ttl)):
 			r.release(e, fmt.Sprintf("the DNS records have held every zone's address since %s, longer than their %s TTL", at.UTC().Format(time.RFC3339), ttl))
 		case published && at != nil:
-			r.RequeueAfter = max(at.Add(ttl).Sub(now), time.Second)
+			r.after(at.Add(ttl).Sub(now))
 			r.Holding = fmt.Sprintf("load balancer %s keeps every zone's control plane machines until %s, when the DNS records holding every zone have outlived their TTL",
 				e.Name, at.Add(ttl).UTC().Format(time.RFC3339))
 		case published:
@@ -78,8 +76,7 @@ func ReleaseFormerSingle(in *Input, zones []infrav1.LoadBalancer, now time.Time)
 
 func (r *FormerRelease) release(e *infrav1.LoadBalancer, why string) {
 	e.FormerSingle = nil
-	r.Notes = append(r.Notes, Note{Reason: "ReleasedFormerLoadBalancer", Resource: report.Resource{Kind: "LoadBalancer", Name: e.Name, ID: e.ID, Zone: e.AvailabilityZone},
-		Message: fmt.Sprintf("Load balancer %s, the cluster's former single one, keeps only %s's control plane machines from now on: %s", e.Name, e.AvailabilityZone, why)})
+	r.note("ReleasedFormerLoadBalancer", e, "Load balancer %s, the cluster's former single one, keeps only %s's control plane machines from now on: %s", e.Name, e.AvailabilityZone, why)
 }
 
 // MarkAllZonesPublished records, on the former single load balancer among zones, that ExternalDNS

@@ -17,7 +17,6 @@ limitations under the License.
 package zones
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -26,7 +25,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/report"
 )
 
 // The control plane leaves a zone that is out of service. Cluster API's control plane provider
@@ -44,12 +42,10 @@ import (
 // failure domain is offered to control plane machines again.
 const ControlPlaneReturnDelay = 2 * time.Minute
 
-// Handover is what HandOver changed, for events and the requeue.
+// Handover is what HandOver changed, for events, and when a withdrawn zone that serves again is
+// due to be given back.
 type Handover struct {
-	// RequeueAfter is when a withdrawn zone that serves again is due to be given back (zero
-	// when none is).
-	RequeueAfter time.Duration
-	Notes        []Note
+	Steps
 }
 
 // HandOver sets the FailureDomainWithdrawal of each zone's entry of zones (the entries this
@@ -186,19 +182,6 @@ func withdrawalWords(r infrav1.FailureDomainWithdrawalReason) string {
 		return "in maintenance"
 	}
 	return "its load balancer cannot take traffic"
-}
-
-func (h *Handover) after(d time.Duration) {
-	if d < time.Second {
-		d = time.Second
-	}
-	if h.RequeueAfter == 0 || d < h.RequeueAfter {
-		h.RequeueAfter = d
-	}
-}
-
-func (h *Handover) note(reason string, e *infrav1.LoadBalancer, format string, args ...any) {
-	h.Notes = append(h.Notes, Note{Reason: reason, Resource: report.Resource{Kind: "LoadBalancer", Name: e.Name, ID: e.ID, Zone: e.AvailabilityZone}, Message: fmt.Sprintf(format, args...)})
 }
 
 // ControlPlaneAllowed says whether spec.controlPlaneAvailabilityZones (specZones) lets control

@@ -49,10 +49,7 @@ type Maintenance struct {
 	Out []string
 	// Refused are the zones kept in service because no other zone serves, with why.
 	Refused []string
-	// RequeueAfter is when the next step is due (zero when none is).
-	RequeueAfter time.Duration
-	// Notes are the events of the steps taken.
-	Notes []Note
+	Steps
 }
 
 // Maintain sets the Maintenance entry of each zone's load balancer of zones (the entries this
@@ -140,15 +137,6 @@ func (m *Maintenance) step(in *Input, e *infrav1.LoadBalancer, published bool, t
 	m.Out = append(m.Out, az)
 }
 
-func (m *Maintenance) after(d time.Duration) {
-	if d < time.Second {
-		d = time.Second
-	}
-	if m.RequeueAfter == 0 || d < m.RequeueAfter {
-		m.RequeueAfter = d
-	}
-}
-
 // RefusalMessage says why the refused zones stay in service, naming how every zone stands.
 func (m *Maintenance) RefusalMessage(in *Input, zones []infrav1.LoadBalancer) string {
 	var others []string
@@ -208,7 +196,25 @@ func MarkWithdrawn(zones []infrav1.LoadBalancer, now time.Time) {
 	}
 }
 
-func (m *Maintenance) note(reason string, e *infrav1.LoadBalancer, format string, args ...any) {
-	m.Notes = append(m.Notes, Note{Reason: reason, Resource: report.Resource{Kind: "LoadBalancer", Name: e.Name, ID: e.ID, Zone: e.AvailabilityZone},
+// Steps are what a rule over the zones' entries did: the events of the steps it took, and when
+// its next step is due.
+type Steps struct {
+	// RequeueAfter is when the next step is due (zero when none is).
+	RequeueAfter time.Duration
+	// Notes are the events of the steps taken.
+	Notes []Note
+}
+
+// after makes the next step due in d at the latest (a second at the least).
+func (s *Steps) after(d time.Duration) {
+	d = max(d, time.Second)
+	if s.RequeueAfter == 0 || d < s.RequeueAfter {
+		s.RequeueAfter = d
+	}
+}
+
+// note records the event of a step taken on zone entry e.
+func (s *Steps) note(reason string, e *infrav1.LoadBalancer, format string, args ...any) {
+	s.Notes = append(s.Notes, Note{Reason: reason, Resource: report.Resource{Kind: "LoadBalancer", Name: e.Name, ID: e.ID, Zone: e.AvailabilityZone},
 		Message: fmt.Sprintf(format, args...)})
 }
