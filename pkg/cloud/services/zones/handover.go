@@ -85,6 +85,10 @@ func HandOver(in *Input, zones []infrav1.LoadBalancer, now time.Time) Handover {
 			continue // not a control plane failure domain that takes traffic: nothing to withdraw
 		}
 		reason, failing := outOfService(e)
+		if !failedZones && w != nil && w.Reason == infrav1.WithdrawnUnhealthy && reason != infrav1.WithdrawnMaintenance {
+			w = nil
+			h.note("ControlPlaneFailureDomainReturned", e, "Zone %s's failure domain is for control plane machines again: withdrawFailedZones is off", e.AvailabilityZone)
+		}
 		switch {
 		case reason == infrav1.WithdrawnUnhealthy && !failedZones:
 			failing = false // only planned maintenance withdraws a zone

@@ -123,6 +123,14 @@ func TestHandOverWithdrawsAFailedZoneOnlyWhenAsked(t *testing.T) {
 		zones[0].Maintenance = &infrav1.ZoneMaintenance{Phase: infrav1.ZoneWithdrawing}
 	})
 	g.Expect(withdrawnZones(in)).To(Equal([]string{"az1"}), "planned maintenance withdraws a zone either way")
+
+	// Turned off while a failed zone is withdrawn: it is offered again at once.
+	in = handoverCluster()
+	_, _ = handOver(in, now, unhealthy("az2"))
+	g.Expect(withdrawnZones(in)).To(Equal([]string{"az2"}))
+	in.LoadBalancer.WithdrawFailedZones = ptr.To(false)
+	_, _ = handOver(in, now.Add(time.Second), nil)
+	g.Expect(withdrawnZones(in)).To(BeEmpty())
 }
 
 func TestHandOverWithdrawsAZoneInMaintenance(t *testing.T) {
