@@ -45,6 +45,8 @@ type observedLB struct {
 	members map[string][]string
 	// enabled maps each member's name to its admin_state_up in every pool, in pool order.
 	enabled map[string][]bool
+	// memberSubnets maps each member's name to the subnet Octavia reaches it through, if any.
+	memberSubnets map[string]string
 	// floatingIP is the floating IP on the VIP port, if any.
 	floatingIP *floatingips.FloatingIP
 }
@@ -52,7 +54,7 @@ type observedLB struct {
 // observe reads load balancer id from Octavia (its status tree, listeners for their ports,
 // members of every pool) and the floating IP on its VIP port from Neutron.
 func observe(ctx context.Context, g Gomega, id string) observedLB {
-	out := observedLB{listeners: map[int][3]string{}, members: map[string][]string{}, enabled: map[string][]bool{}}
+	out := observedLB{listeners: map[int][3]string{}, members: map[string][]string{}, enabled: map[string][]bool{}, memberSubnets: map[string]string{}}
 	lb, err := openstack.LoadBalancer.GetLoadBalancer(ctx, id)
 	g.Expect(err).NotTo(HaveOccurred())
 	out.lb = lb
@@ -68,6 +70,9 @@ func observe(ctx context.Context, g Gomega, id string) observedLB {
 		g.Expect(err).NotTo(HaveOccurred())
 		for _, m := range members {
 			out.enabled[m.Name] = append(out.enabled[m.Name], m.AdminStateUp)
+			if m.SubnetID != "" {
+				out.memberSubnets[m.Name] = m.SubnetID
+			}
 			if !slices.Contains(out.members[m.Name], m.Address) {
 				out.members[m.Name] = append(out.members[m.Name], m.Address)
 			}
