@@ -58,6 +58,19 @@ type cloudsByNamespace struct {
 	m  map[string]*fakeopenstack.Cloud
 	// refused are the namespaces whose credentials do not work, with the error they get.
 	refused map[string]error
+	// real are the namespaces whose credentials go through a real factory (their Secret, the
+	// manager's identity code, a real cloud or the hostile one).
+	real map[string]scope.Factory
+}
+
+// useReal has namespace's credentials read and used by factory.
+func (c *cloudsByNamespace) useReal(namespace string, factory scope.Factory) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.real == nil {
+		c.real = map[string]scope.Factory{}
+	}
+	c.real[namespace] = factory
 }
 
 // refuse makes the credentials of namespace fail with err (nil: work again).
@@ -78,10 +91,13 @@ func (c *cloudsByNamespace) set(namespace string, cloud *fakeopenstack.Cloud) {
 
 func (c *cloudsByNamespace) NewClients(ctx context.Context, namespace string, ref *infrav1.OpenStackIdentityReference) (*scope.Clients, error) {
 	c.mu.Lock()
-	cloud, refused := c.m[namespace], c.refused[namespace]
+	cloud, refused, real := c.m[namespace], c.refused[namespace], c.real[namespace]
 	c.mu.Unlock()
 	if refused != nil {
 		return nil, refused
+	}
+	if real != nil {
+		return real.NewClients(ctx, namespace, ref)
 	}
 	if cloud == nil {
 		return nil, fmt.Errorf("test setup: no fake cloud for namespace %s", namespace)

@@ -105,21 +105,32 @@ func call[T any](service, operation string, f func() (T, error)) (T, error) {
 var ErrMalformedAnswer = errors.New("the answer does not hold what it must")
 
 // malformed says what is wrong with an answer v that came without an error: a nil pointer, or a
-// pointer to a struct whose ID (when it has one) is empty.
+// struct (pointed to, or an element of a list) whose ID, when it has one, is empty: every caller
+// goes on with the ID, and "" would name the collection instead of an object.
 func malformed(v any) error {
 	r := reflect.ValueOf(v)
-	if r.Kind() != reflect.Pointer {
-		return nil
-	}
-	if r.IsNil() {
+	switch {
+	case r.Kind() == reflect.Pointer && r.IsNil():
 		return fmt.Errorf("%w: no object", ErrMalformedAnswer)
-	}
-	if e := r.Elem(); e.Kind() == reflect.Struct {
-		if id := e.FieldByName("ID"); id.IsValid() && id.Kind() == reflect.String && id.String() == "" {
-			return fmt.Errorf("%w: an object without an ID", ErrMalformedAnswer)
+	case r.Kind() == reflect.Pointer && withoutID(r.Elem()):
+		return fmt.Errorf("%w: an object without an ID", ErrMalformedAnswer)
+	case r.Kind() == reflect.Slice:
+		for i := 0; i < r.Len(); i++ {
+			if withoutID(r.Index(i)) {
+				return fmt.Errorf("%w: item %d of the list has no ID", ErrMalformedAnswer, i)
+			}
 		}
 	}
 	return nil
+}
+
+// withoutID says whether v is a struct with a string field ID that is empty.
+func withoutID(v reflect.Value) bool {
+	if v.Kind() != reflect.Struct {
+		return false
+	}
+	id := v.FieldByName("ID")
+	return id.IsValid() && id.Kind() == reflect.String && id.String() == ""
 }
 
 // MaxPages is the most pages a list follows; MaxListBody the most bytes its pages hold together.

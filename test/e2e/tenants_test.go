@@ -21,10 +21,15 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
@@ -190,6 +195,49 @@ func hostileTenant(ctx context.Context, key client.ObjectKey, machine string) {
 				") belongs to OpenStackMachine " + key.Namespace + "/" + machine + ", not to this one: their names collide, and nothing of it is adopted, changed or deleted; rename this object"))
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 
+	By("refusing a person's server, made seconds before, to a machine named after it")
+	person := "person-" + runID
+	personServer := createPersonServer(ctx, person, tenantCluster(ctx, Default, ns, tenant).Status.Network.ID)
+	createMachine(ctx, ns, tenant, person, cfg.zones[0], false)
+	Eventually(func(g Gomega) {
+		osm := &infrav1.OpenStackMachine{}
+		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: person}, osm)).To(Succeed())
+		g.Expect(conditionTrue(osm.Status.Conditions, infrav1.InstanceReadyCondition)).To(MatchError(ContainSubstring(
+			infrav1.TakeoverNotRecordedReason + ": server " + person + " (" + personServer + ")")))
+		g.Expect(osm.Status.InstanceID).To(BeNil(), "the machine records no server")
+	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+
+	By("refusing the victim's floating IPs to clusters that name them as their own: as the API server's, and as each zone's")
+	first, second := victim.Status.APIServerLoadBalancers[0].IP, victim.Status.APIServerLoadBalancers[1].IP
+	fipSingle := "fip-" + runID
+	singleSpec := clusterSpec(fipSingle)
+	singleSpec.APIServerFloatingIP = ptr.To(first)
+	singleSpec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true)}
+	fipSingleObj := createTenantCluster(ctx, ns, fipSingle, singleSpec)
+	fipZones := "fips-" + runID
+	zonesSpec := clusterSpec(fipZones)
+	mapping := append([]infrav1.AZSubnetMapping(nil), lbNetwork.Mapping...)
+	mapping[0].FloatingIP, mapping[1].FloatingIP = ptr.To(first), ptr.To(second)
+	zonesSpec.APIServerLoadBalancer = &infrav1.APIServerLoadBalancer{Enabled: ptr.To(true),
+		Network: &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)}, AvailabilityZoneSubnets: mapping}
+	fipZonesObj := createTenantCluster(ctx, ns, fipZones, zonesSpec)
+	Eventually(func(g Gomega) {
+		err := conditionTrue(tenantCluster(ctx, g, ns, fipSingle).Status.Conditions, infrav1.APIServerLoadBalancersReadyCondition)
+		g.Expect(err).To(MatchError(ContainSubstring(infrav1.LoadBalancerConfigurationErrorReason + ": spec.apiServerFloatingIP: floating IP " + first + " is associated with port")))
+		err = conditionTrue(tenantCluster(ctx, g, ns, fipZones).Status.Conditions, infrav1.APIServerLoadBalancersReadyCondition)
+		g.Expect(err).To(MatchError(ContainSubstring(infrav1.LoadBalancerConfigurationErrorReason)))
+		for i, ip := range []string{first, second} {
+			g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("spec.apiServerLoadBalancer.availabilityZoneSubnets[%d].floatingIP: floating IP %s is associated with port", i, ip))))
+		}
+	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	Consistently(func(g Gomega) {
+		all, err := openstack.LoadBalancer.ListLoadBalancers(ctx, loadbalancers.ListOpts{})
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, lb := range all {
+			g.Expect(lb.Name).NotTo(ContainSubstring(ns+"-fip"), "no load balancer is made for the addresses the clusters cannot have")
+		}
+	}).WithTimeout(10 * time.Second).WithPolling(2 * time.Second).Should(Succeed())
+
 	By("giving a machine whose port is named and described like the human's a port of its own")
 	db := "db-" + runID
 	createMachine(ctx, ns, tenant, db, cfg.zones[0], false, func(s *infrav1.OpenStackMachineSpec) {
@@ -206,16 +254,22 @@ func hostileTenant(ctx context.Context, key client.ObjectKey, machine string) {
 	}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
 	By("deleting the tenant's machines and clusters")
-	for _, name := range []string{evil, db} {
+	for _, name := range []string{evil, db, person} {
 		Expect(kube.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
 	}
-	for _, name := range []string{evil, db} {
+	for _, name := range []string{evil, db, person} {
 		waitGone(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
 	}
-	for _, c := range []*clusterv1.Cluster{collide, tenantObj, windowObj} {
+	// The person's server outlives the machine named after it; its owner then removes it, and
+	// with it its port on the tenant's network.
+	server, err := openstack.Compute.GetServer(ctx, personServer)
+	Expect(err).NotTo(HaveOccurred(), "the person's server outlives the machine named after it")
+	Expect(server.Name).To(Equal(person))
+	deleteServer(ctx, personServer)
+	for _, c := range []*clusterv1.Cluster{collide, tenantObj, windowObj, fipSingleObj, fipZonesObj} {
 		Expect(kube.Delete(ctx, c)).To(Succeed())
 	}
-	for _, c := range []*clusterv1.Cluster{collide, tenantObj, windowObj} {
+	for _, c := range []*clusterv1.Cluster{collide, tenantObj, windowObj, fipSingleObj, fipZonesObj} {
 		waitGone(ctx, c)
 	}
 	kept, err := openstack.Network.GetNetwork(ctx, unmarked.ID)
@@ -252,4 +306,41 @@ func createTenantCluster(ctx context.Context, ns, name string, spec infrav1.Open
 
 func tenantCluster(ctx context.Context, g Gomega, ns, name string) *infrav1.OpenStackCluster {
 	return getCluster(ctx, g, client.ObjectKey{Namespace: ns, Name: name})
+}
+
+// createPersonServer makes a server the way a person would, with Nova's API (the suite's flavor
+// and image, a port on network), and returns its ID; the cleanup deletes it if it still exists.
+func createPersonServer(ctx context.Context, name, network string) string {
+	all, err := openstack.Compute.ListFlavors(ctx, flavors.ListOpts{})
+	Expect(err).NotTo(HaveOccurred())
+	i := slices.IndexFunc(all, func(f flavors.Flavor) bool { return f.Name == cfg.flavor })
+	Expect(i).To(BeNumerically(">=", 0), "flavor %s", cfg.flavor)
+	found, err := openstack.Image.ListImages(ctx, images.ListOpts{Name: cfg.image})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(found).To(HaveLen(1), "image %s", cfg.image)
+	server, err := openstack.Compute.CreateServer(ctx, servers.CreateOpts{Name: name, FlavorRef: all[i].ID, ImageRef: found[0].ID,
+		Networks: []servers.Network{{UUID: network}}}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		if _, err := openstack.Compute.GetServer(ctx, server.ID); err == nil {
+			deleteServer(ctx, server.ID)
+		}
+	}, NodeTimeout(2*time.Minute))
+	// Running, with its address on the network, as upstream's server of a machine would be.
+	Eventually(func(g Gomega) {
+		got, err := openstack.Compute.GetServer(ctx, server.ID)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got.Status).To(Equal("ACTIVE"))
+		g.Expect(got.Addresses).NotTo(BeEmpty())
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	return server.ID
+}
+
+// deleteServer deletes server id and waits until Nova no longer has it.
+func deleteServer(ctx context.Context, id string) {
+	Expect(openstack.Compute.DeleteServer(ctx, id)).To(Succeed())
+	Eventually(func() bool {
+		_, err := openstack.Compute.GetServer(ctx, id)
+		return clients.IsNotFound(err)
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(BeTrue(), "server %s is deleted", id)
 }
