@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/gomega"
@@ -29,6 +30,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
 
 // Adoption only with proof: a tenant gets nothing of another's by naming its object after an
@@ -198,4 +200,35 @@ func TestAServerGroupFoundByNameMustBeThisNamespaces(t *testing.T) {
 	again := newMachine(g, victimNS, "db-2", "az1", false, inGroup)
 	g.Eventually(func(g Gomega) { machineProvisioned(g, cloud, again) }, eventually, poll).Should(Succeed())
 	deleteAll(g, attacker, again, victim)
+}
+
+// A floating IP of another project that carries the cluster's description, as a credential that
+// sees several projects' addresses (an administrator's) lists it: the cluster's load balancer
+// gets an address of its own, and the other project's is left as it was.
+func TestAnotherProjectsFloatingIPIsNeverTheClusters(t *testing.T) {
+	g := NewWithT(t)
+	ns := testNamespace("fip-project")
+	cloud := newCloud(t, g, ns)
+	n := addLBNetwork(t, g, cloud, "az1")
+	public, err := cloud.Network().ListNetworks(ctx, networks.ListOpts{Name: "public"})
+	g.Expect(err).NotTo(HaveOccurred())
+	lookalike, err := cloud.Network().CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: public[0].ID,
+		Description: zones.FloatingIPDescription(ns, "c", "az1")})
+	g.Expect(err).NotTo(HaveOccurred())
+	cloud.MoveFloatingIPToProject(lookalike.ID, "attacker-project")
+
+	osc := newCluster(g, ns, false, multiAZSpec(n, "az1"), true)
+	g.Eventually(func(g Gomega) {
+		got := lbReady(g, osc)
+		g.Expect(got.Status.APIServerLoadBalancers).To(HaveLen(1))
+		g.Expect(got.Status.APIServerLoadBalancers[0].IP).NotTo(BeEmpty())
+		g.Expect(got.Status.APIServerLoadBalancers[0].IP).NotTo(Equal(lookalike.FloatingIP), "another project's address is not the cluster's")
+	}, eventually, poll).Should(Succeed())
+	after, err := cloud.Network().GetFloatingIP(ctx, lookalike.ID)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(after.PortID).To(BeEmpty(), "the other project's address is not associated")
+	g.Expect(after.Description).To(Equal(lookalike.Description))
+	deleteAll(g, osc)
+	_, err = cloud.Network().GetFloatingIP(ctx, lookalike.ID)
+	g.Expect(err).NotTo(HaveOccurred(), "the other project's address is not released with the cluster")
 }

@@ -68,6 +68,8 @@ const (
 	envPrefixNobodySets = "CAPO_MULTIAZ_SCOPE_UNUSED_"
 
 	defaultCacheSize = 256
+	// defaultTimeout bounds each request to OpenStack when SecretFactory.Timeout is 0.
+	defaultTimeout = 60 * time.Second
 )
 
 // ErrNoIdentityRef is returned when an object names no identity Secret.
@@ -116,12 +118,55 @@ type SecretFactory struct {
 	// tenant's auth_url is otherwise a URL the manager fetches for it.
 	AllowedAuthHosts []AuthEndpoint
 
+	// AuthGrace is how long the reconcile that starts an authentication waits for it; 0 means
+	// DefaultAuthGrace.
+	AuthGrace time.Duration
+
 	mu    sync.Mutex
 	cache *lru.Cache
 	// failed remembers, per credential, why its authentication failed and until when that answer
-	// stands (FailedAuthMemory); authenticating are the credentials being authenticated now.
+	// stands (FailedAuthMemory); authenticating are the authentications under way, by
+	// credential, and perNamespace how many of them each namespace's credentials have.
 	failed         *lru.Cache
-	authenticating map[string]bool
+	authenticating map[string]*authCall
+	perNamespace   map[string]int
+	// undelivered are the warnings of authentications whose clients nobody took yet.
+	undelivered map[string][]string
+}
+
+// authCall is an authentication under way; done is closed once clients or err is set.
+type authCall struct {
+	done    chan struct{}
+	clients *Clients
+	err     error
+}
+
+// DefaultAuthGrace is how long the reconcile that starts an authentication waits for Keystone
+// before it lets its worker go: an honest Keystone answers well within it.
+const DefaultAuthGrace = time.Second
+
+// MaxAuthentications bounds the authentications under way at once, and
+// MaxAuthenticationsPerNamespace the share of them one namespace's credentials may have: a tenant
+// with many Secrets naming a Keystone that never answers cannot keep the others' out.
+const (
+	MaxAuthentications             = 64
+	MaxAuthenticationsPerNamespace = 4
+)
+
+// AuthDeadline bounds one authentication, which runs off the workers: the token request, of at
+// most timeout (0: 60 s), and slack.
+func AuthDeadline(timeout time.Duration) time.Duration {
+	if timeout == 0 {
+		timeout = defaultTimeout
+	}
+	return timeout + 5*time.Second
+}
+
+func (f *SecretFactory) authGrace() time.Duration {
+	if f.AuthGrace > 0 {
+		return f.AuthGrace
+	}
+	return DefaultAuthGrace
 }
 
 // FailedAuthMemory is how long a credential's failed authentication is the answer without asking
@@ -129,9 +174,9 @@ type SecretFactory struct {
 // credential in that time, not one per object. An edited Secret is a new credential, asked at once.
 const FailedAuthMemory = 30 * time.Second
 
-// ErrAuthenticationInProgress is the answer while another reconcile authenticates the same
-// credential: one worker waits on a credential's Keystone, never all of those that use it.
-var ErrAuthenticationInProgress = errors.New("another reconcile is authenticating this credential; this one looks again shortly")
+// ErrAuthenticationInProgress is the answer while the credential's authentication is under way (or
+// waits for its namespace's share): no worker waits on a Keystone for longer than AuthGrace.
+var ErrAuthenticationInProgress = errors.New("the credential is being authenticated; this object looks again shortly")
 
 // failedAuth is a remembered failure.
 type failedAuth struct {
@@ -143,6 +188,7 @@ var _ Factory = &SecretFactory{}
 
 // credential is what one identityRef resolves to.
 type credential struct {
+	namespace string // of the object whose identityRef this is
 	secretRef string // namespace/name, for messages
 	cloudName string
 	cloud     *clientconfig.Cloud
@@ -210,6 +256,7 @@ func (f *SecretFactory) readCredential(ctx context.Context, namespace string, re
 		sum.Write([]byte{0})
 	}
 	return &credential{
+		namespace: namespace,
 		secretRef: secretRef,
 		cloudName: ref.CloudName,
 		cloud:     &cloud,
@@ -264,56 +311,113 @@ func yamlErrorLine(err error) string {
 // Secret has a new cache key, so an edit takes effect at once. Building a service client may read
 // the endpoint's version document, so clients are built once per credential, not per reconcile;
 // gophercloud's clients are safe for concurrent use and re-authenticate by themselves. A failed
-// authentication is the answer for FailedAuthMemory; while one is under way, the others get
-// ErrAuthenticationInProgress rather than wait.
+// authentication is the answer for FailedAuthMemory.
+//
+// The authentication runs off the worker (authenticateAside): the reconcile that starts it waits
+// for it at most AuthGrace, which an honest Keystone answers within, and the others that need the
+// credential meanwhile do not wait at all. Either way they get ErrAuthenticationInProgress and
+// look again shortly, when the answer is in the cache. So a Keystone that never answers holds no
+// worker for longer than AuthGrace, however many tenants name one at once.
 func (f *SecretFactory) cachedClients(ctx context.Context, cred *credential) (*Clients, error) {
 	f.mu.Lock()
 	if f.cache == nil {
-		f.cache = lru.New(defaultCacheSize)
+		f.cache, f.failed = lru.New(defaultCacheSize), lru.New(defaultCacheSize)
+		f.authenticating, f.perNamespace, f.undelivered = map[string]*authCall{}, map[string]int{}, map[string][]string{}
 	}
-	if v, ok := f.cache.Get(cred.cacheKey); ok {
+	if clients, ok := f.fromCache(cred.cacheKey); ok {
 		f.mu.Unlock()
-		return v.(*Clients), nil
-	}
-	if f.failed == nil {
-		f.failed, f.authenticating = lru.New(defaultCacheSize), map[string]bool{}
+		return clients, nil
 	}
 	if v, ok := f.failed.Get(cred.cacheKey); ok && time.Now().Before(v.(failedAuth).until) {
 		f.mu.Unlock()
 		return nil, v.(failedAuth).err
 	}
-	if f.authenticating[cred.cacheKey] {
+	if f.authenticating[cred.cacheKey] != nil {
 		f.mu.Unlock()
 		return nil, fmt.Errorf("%s: %w", cred.secretRef, ErrAuthenticationInProgress)
 	}
-	f.authenticating[cred.cacheKey] = true
-	f.mu.Unlock()
-	// Released however authenticate ends, a panic included: a credential is never left "in
-	// progress" for good.
-	defer func() {
-		f.mu.Lock()
-		delete(f.authenticating, cred.cacheKey)
+	if f.perNamespace[cred.namespace] >= MaxAuthenticationsPerNamespace || len(f.authenticating) >= MaxAuthentications {
 		f.mu.Unlock()
-	}()
-
-	cached, err := f.authenticate(ctx, cred)
-	if err != nil {
-		// A reconcile that ran out of time, or a manager shutting down, says nothing about the
-		// credential: only the cloud's answer is remembered.
-		if ctx.Err() == nil {
-			f.mu.Lock()
-			f.failed.Add(cred.cacheKey, failedAuth{err: err, until: time.Now().Add(FailedAuthMemory)})
-			f.mu.Unlock()
-		}
-		return nil, err
+		return nil, fmt.Errorf("%s: %w (%d of this namespace's credentials and %d in all are being authenticated)",
+			cred.secretRef, ErrAuthenticationInProgress, f.perNamespace[cred.namespace], len(f.authenticating))
 	}
-	cached.CloudKey = cred.cacheKey
-	fresh := *cached
-	cached.Warnings = nil
-	f.mu.Lock()
-	f.cache.Add(cred.cacheKey, cached)
+	call := &authCall{done: make(chan struct{})}
+	f.authenticating[cred.cacheKey] = call
+	f.perNamespace[cred.namespace]++
 	f.mu.Unlock()
+	go f.authenticateAside(cred, call)
+
+	grace := time.NewTimer(f.authGrace())
+	defer grace.Stop()
+	select {
+	case <-call.done:
+	case <-grace.C:
+		return nil, fmt.Errorf("%s: %w", cred.secretRef, ErrAuthenticationInProgress)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if call.err != nil {
+		return nil, call.err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if clients, ok := f.fromCache(cred.cacheKey); ok {
+		return clients, nil
+	}
+	// Evicted already by other credentials: these clients are still good.
+	fresh := *call.clients
 	return &fresh, nil
+}
+
+// fromCache is the credential's cached clients, with the warnings of their authentication the
+// first time they are handed out (to be reported once). f.mu is held.
+func (f *SecretFactory) fromCache(key string) (*Clients, bool) {
+	v, ok := f.cache.Get(key)
+	if !ok {
+		return nil, false
+	}
+	clients := *v.(*Clients)
+	if w, ok := f.undelivered[key]; ok {
+		clients.Warnings = w
+		delete(f.undelivered, key)
+	}
+	return &clients, true
+}
+
+// authenticateAside authenticates cred on a goroutine of its own, bounded by AuthDeadline rather
+// than by the reconcile that started it, and puts the answer in the cache: the clients, or the
+// failure for FailedAuthMemory (a Keystone that does not answer within the deadline included). A
+// panic is that authentication's error; the credential is never left "in progress" for good.
+func (f *SecretFactory) authenticateAside(cred *credential, call *authCall) {
+	defer func() {
+		if r := recover(); r != nil {
+			call.clients, call.err = nil, fmt.Errorf("identity Secret %s: authenticating stopped on an internal error: %v", cred.secretRef, r)
+		}
+		f.mu.Lock()
+		if call.err != nil {
+			f.failed.Add(cred.cacheKey, failedAuth{err: call.err, until: time.Now().Add(FailedAuthMemory)})
+		} else {
+			cached := *call.clients
+			cached.Warnings = nil
+			f.cache.Add(cred.cacheKey, &cached)
+			if len(call.clients.Warnings) > 0 {
+				f.undelivered[cred.cacheKey] = call.clients.Warnings
+			}
+		}
+		delete(f.authenticating, cred.cacheKey)
+		if f.perNamespace[cred.namespace]--; f.perNamespace[cred.namespace] <= 0 {
+			delete(f.perNamespace, cred.namespace)
+		}
+		f.mu.Unlock()
+		close(call.done)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), AuthDeadline(f.Timeout))
+	defer cancel()
+	clients, err := f.authenticate(ctx, cred)
+	if err == nil {
+		clients.CloudKey = cred.cacheKey
+	}
+	call.clients, call.err = clients, err
 }
 
 type staticClouds map[string]clientconfig.Cloud
@@ -352,7 +456,7 @@ func (f *SecretFactory) authenticate(ctx context.Context, cred *credential) (*Cl
 	}
 	timeout := f.Timeout
 	if timeout == 0 {
-		timeout = 60 * time.Second
+		timeout = defaultTimeout
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsConfig

@@ -105,6 +105,18 @@ func (c *Cloud) AddNetworkOfProject(project, name, description, cidr string) (st
 	return n.ID, sn.ID
 }
 
+// MoveFloatingIPToProject makes floating IP id another project's, as an administrator's
+// credential sees one: it lists here with that project.
+func (c *Cloud) MoveFloatingIPToProject(id, project string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.net.fips.get(id)
+	if !ok {
+		panic("no floating IP " + id)
+	}
+	f.ProjectID, f.TenantID = project, project
+}
+
 func (c *Cloud) createNetwork(body map[string]any) *networks.Network {
 	n := &networks.Network{}
 	decodeInto(body, n)
@@ -821,7 +833,7 @@ func (a *networkAPI) CreateFloatingIP(_ context.Context, opts floatingips.Create
 			return nil, err
 		}
 		f := &floatingips.FloatingIP{ID: c.newID("fip"), FloatingNetworkID: networkID, FloatingIP: ip, Status: "DOWN",
-			Description: str(body, "description"), Tags: stringsOf(body["tags"])}
+			Description: str(body, "description"), Tags: stringsOf(body["tags"]), ProjectID: "fake-project", TenantID: "fake-project"}
 		if err := c.associate(f, str(body, "port_id"), str(body, "fixed_ip_address")); err != nil {
 			c.releaseIPs([]ports.IP{{SubnetID: subnetID, IPAddress: ip}})
 			return nil, err

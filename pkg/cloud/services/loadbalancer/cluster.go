@@ -142,7 +142,7 @@ func (s *Service) findUnrecorded(ctx context.Context, in *zones.Input, p *zones.
 	if in.ExternalNetwork != nil {
 		externalNetwork = in.ExternalNetwork.ID
 	}
-	fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingNetworkID: externalNetwork})
+	fips, err := s.floatingIPs(ctx, floatingips.ListOpts{FloatingNetworkID: externalNetwork})
 	if err != nil {
 		return fmt.Errorf("listing floating IPs: %w", err)
 	}

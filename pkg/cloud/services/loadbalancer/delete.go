@@ -127,7 +127,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 	if lb.VipPortID == "" {
 		return true, nil
 	}
-	fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{PortID: lb.VipPortID})
+	fips, err := s.floatingIPs(ctx, floatingips.ListOpts{PortID: lb.VipPortID})
 	if err != nil {
 		return false, fmt.Errorf("listing the floating IPs of load balancer %s: %w", lb.Name, err)
 	}
@@ -151,7 +151,7 @@ func (s *Service) remove(ctx context.Context, lb *loadbalancers.LoadBalancer, r 
 func (s *Service) releaseFloatingIPs(ctx context.Context, r *zones.Removal) error {
 	// Without the external network (a status lost before the deletion), every floating IP of the
 	// project is looked at: the description tells the controller's.
-	fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingNetworkID: r.ExternalNetworkID})
+	fips, err := s.floatingIPs(ctx, floatingips.ListOpts{FloatingNetworkID: r.ExternalNetworkID})
 	if err != nil {
 		return fmt.Errorf("listing floating IPs: %w", err)
 	}

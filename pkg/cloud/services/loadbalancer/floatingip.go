@@ -48,6 +48,14 @@ func (s *Service) reconcileFloatingIP(ctx context.Context, d *zones.Desired, f *
 	return s.floatingIP(ctx, d, f, status, false)
 }
 
+// floatingIPs lists the floating IPs opts asks for, of the credential's project only (when
+// Keystone named it), as networking's lookups do: another project's address is never the
+// cluster's, whatever its description says.
+func (s *Service) floatingIPs(ctx context.Context, opts floatingips.ListOpts) ([]floatingips.FloatingIP, error) {
+	opts.ProjectID = s.owner.ProjectID
+	return s.net.ListFloatingIPs(ctx, opts)
+}
+
 // floatingIP is reconcileFloatingIP without the background allocation's result; with
 // background, a floating IP to allocate is allocated without waiting for Neutron (see
 // earlyFloatingIP).
@@ -57,7 +65,7 @@ func (s *Service) floatingIP(ctx context.Context, d *zones.Desired, f *found, st
 	if want.Address != "" {
 		opts = floatingips.ListOpts{FloatingIP: want.Address}
 	}
-	fips, err := s.net.ListFloatingIPs(ctx, opts)
+	fips, err := s.floatingIPs(ctx, opts)
 	if err != nil {
 		return failed(fmt.Errorf("listing floating IPs: %w", err)), true
 	}
@@ -96,7 +104,7 @@ func (s *Service) floatingIP(ctx context.Context, d *zones.Desired, f *found, st
 		// balancer's own port: one from before a migration, or from another tool. The rule
 		// chooses as for an address the user named (another object's mark is refused), and the
 		// one chosen is adopted and marked: it serves this load balancer already.
-		onPort, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{PortID: vipPort})
+		onPort, err := s.floatingIPs(ctx, floatingips.ListOpts{PortID: vipPort})
 		if err != nil {
 			return failed(fmt.Errorf("listing floating IPs: %w", err)), true
 		}
@@ -197,7 +205,7 @@ func (s *Service) checkUserFloatingIP(ctx context.Context, d *zones.Desired) err
 	if d.FloatingIP == nil || d.FloatingIP.Address == "" {
 		return nil
 	}
-	fips, err := s.net.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: d.FloatingIP.Address})
+	fips, err := s.floatingIPs(ctx, floatingips.ListOpts{FloatingIP: d.FloatingIP.Address})
 	if err != nil {
 		return fmt.Errorf("listing floating IP %s: %w", d.FloatingIP.Address, err)
 	}

@@ -37,6 +37,15 @@ func APIServerFloatingIPMarks(namespace, cluster string, takeover bool) ownershi
 		Upstream(takeover, ownership.UpstreamDescription(namespace, cluster))
 }
 
+// floatingIPs lists the floating IPs opts asks for, of the credential's project only (when
+// Keystone named it): another project's address is never this owner's, whatever its description
+// says, and a credential that sees several projects' addresses (an administrator's) must not
+// find one there.
+func (s *Service) floatingIPs(ctx context.Context, opts floatingips.ListOpts) ([]floatingips.FloatingIP, error) {
+	opts.ProjectID = s.owner.ProjectID
+	return s.client.ListFloatingIPs(ctx, opts)
+}
+
 // ChooseFloatingIP is ownership.ChooseFloatingIP over the floating IPs Neutron listed: every
 // path that finds a floating IP chooses through it.
 func ChooseFloatingIP(found []floatingips.FloatingIP, marks ownership.FloatingIPMarks, userNamed bool) (*floatingips.FloatingIP, ownership.Claim, error) {
@@ -74,7 +83,7 @@ func (s *Service) floatingIPFor(ctx context.Context, marks ownership.FloatingIPM
 		opts = floatingips.ListOpts{FloatingIP: *userAddress}
 		create = floatingips.CreateOpts{FloatingNetworkID: externalNetworkID, FloatingIP: *userAddress}
 	}
-	found, err := s.client.ListFloatingIPs(ctx, opts)
+	found, err := s.floatingIPs(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("listing floating IPs: %w", err)
 	}
@@ -98,7 +107,7 @@ func (s *Service) DeleteAPIServerFloatingIP(ctx context.Context, marks ownership
 // ReleaseFloatingIPs releases the floating IPs that carry marks.Ours, allocated (or taken over)
 // for what. An address the user gave is never found this way: it does not carry the mark.
 func (s *Service) ReleaseFloatingIPs(ctx context.Context, marks ownership.FloatingIPMarks, what string) error {
-	found, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{Description: marks.Ours})
+	found, err := s.floatingIPs(ctx, floatingips.ListOpts{Description: marks.Ours})
 	if err != nil {
 		return fmt.Errorf("listing floating IPs: %w", err)
 	}
@@ -119,7 +128,7 @@ func (s *Service) ReleaseFloatingIPs(ctx context.Context, marks ownership.Floati
 // so that it is released with the cluster like one this provider allocated. An unmarked floating
 // IP at host is the user's, and is left as it is; one another object's mark claims is refused.
 func (s *Service) AdoptAPIServerFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks, host string) error {
-	found, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: host})
+	found, err := s.floatingIPs(ctx, floatingips.ListOpts{FloatingIP: host})
 	if err != nil {
 		return fmt.Errorf("listing floating IPs: %w", err)
 	}
@@ -152,7 +161,7 @@ type EndpointFloatingIP struct {
 // endpoint host; "" for none), as ownership.ChooseFloatingIP chooses: never one another object's
 // mark claims. serverID and fixedIP select the port: the server's on its cluster network address.
 func (s *Service) HoldAPIServerFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks, address, serverID, fixedIP string) (*EndpointFloatingIP, error) {
-	found, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{Description: marks.Ours})
+	found, err := s.floatingIPs(ctx, floatingips.ListOpts{Description: marks.Ours})
 	if err != nil {
 		return nil, fmt.Errorf("listing floating IPs: %w", err)
 	}
@@ -161,7 +170,7 @@ func (s *Service) HoldAPIServerFloatingIP(ctx context.Context, marks ownership.F
 		return nil, err
 	}
 	if fip == nil && address != "" {
-		if found, err = s.client.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: address}); err != nil {
+		if found, err = s.floatingIPs(ctx, floatingips.ListOpts{FloatingIP: address}); err != nil {
 			return nil, fmt.Errorf("listing floating IPs: %w", err)
 		}
 		if fip, _, err = ChooseFloatingIP(found, marks, true); err != nil {
@@ -215,7 +224,7 @@ func (s *Service) ReconcileServerFloatingIP(ctx context.Context, marks ownership
 		return "", fmt.Errorf("server %s has no port with address %s", serverID, fixedIP)
 	}
 	port := onServer[0].ID
-	there, err := s.client.ListFloatingIPs(ctx, floatingips.ListOpts{PortID: port})
+	there, err := s.floatingIPs(ctx, floatingips.ListOpts{PortID: port})
 	if err != nil {
 		return "", fmt.Errorf("listing the floating IPs of port %s: %w", port, err)
 	}
