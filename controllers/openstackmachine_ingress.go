@@ -36,7 +36,6 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/outcome"
-	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/requeue"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/zones"
 )
@@ -106,7 +105,8 @@ func (m *machineReconcile) reconcileIngress(ctx context.Context, server *servers
 // machine holds it). A machine that does not hold it looks again now and then, and takes it once
 // the holder's port is gone.
 func (m *machineReconcile) holdFloatingIP(ctx context.Context, found *ingressFound) {
-	net := networking.NewService(m.clients.Network, m.report, ownership.Owner{})
+	// The cluster's owner: its project is the one floating IPs are looked for in.
+	net := networking.NewService(m.clients.Network, m.report, clusterOwner(m.osc, m.clients.ProjectID, m.clusterTakeover))
 	// The address the user asked for: apiServerFloatingIP, or else an endpoint host they set.
 	address := ptr.Deref(m.osc.Spec.APIServerFloatingIP, "")
 	if ep := m.osc.Spec.ControlPlaneEndpoint; address == "" && ep != nil && isIP(ep.Host) {

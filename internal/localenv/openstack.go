@@ -51,7 +51,9 @@ func Clients(ctx context.Context, cloudsYAML []byte, cloudName string) (*scope.C
 		return nil, err
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: "default"}, Data: map[string][]byte{scope.CloudsSecretKey: cloudsYAML}}
-	factory := &scope.SecretFactory{Reader: fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard()}
+	// One call, not a reconcile that looks again: it waits for the authentication to end.
+	factory := &scope.SecretFactory{Reader: fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard(),
+		AuthGrace: scope.AuthDeadline(0)}
 	return factory.NewClients(ctx, "default", &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: cloudName})
 }
 

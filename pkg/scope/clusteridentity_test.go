@@ -57,7 +57,7 @@ func TestClusterIdentityServesTheNamespacesItSelects(t *testing.T) {
 	}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(central, selective, open,
 		namespace("team-a", map[string]string{"openstack-prod": "allowed"}), namespace("team-b", nil)).Build()
-	f := &SecretFactory{Reader: c, Log: logr.Discard()}
+	f := &SecretFactory{Reader: c, Log: logr.Discard(), AuthGrace: AuthDeadline(0)}
 	byIdentity := func(name string) *infrav1.OpenStackIdentityReference {
 		return &infrav1.OpenStackIdentityReference{Type: ClusterIdentityType, Name: name, CloudName: "openstack"}
 	}

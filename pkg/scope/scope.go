@@ -321,7 +321,9 @@ func yamlErrorLine(err error) string {
 func (f *SecretFactory) cachedClients(ctx context.Context, cred *credential) (*Clients, error) {
 	f.mu.Lock()
 	if f.cache == nil {
-		f.cache, f.failed = lru.New(defaultCacheSize), lru.New(defaultCacheSize)
+		// Evictions happen in Add, with f.mu held: undelivered warnings go with their clients.
+		f.cache = lru.NewWithEvictionFunc(defaultCacheSize, func(key lru.Key, _ any) { delete(f.undelivered, key.(string)) })
+		f.failed = lru.New(defaultCacheSize)
 		f.authenticating, f.perNamespace, f.undelivered = map[string]*authCall{}, map[string]int{}, map[string][]string{}
 	}
 	if clients, ok := f.fromCache(cred.cacheKey); ok {
@@ -336,10 +338,10 @@ func (f *SecretFactory) cachedClients(ctx context.Context, cred *credential) (*C
 		f.mu.Unlock()
 		return nil, fmt.Errorf("%s: %w", cred.secretRef, ErrAuthenticationInProgress)
 	}
-	if f.perNamespace[cred.namespace] >= MaxAuthenticationsPerNamespace || len(f.authenticating) >= MaxAuthentications {
+	if ours, all := f.perNamespace[cred.namespace], len(f.authenticating); ours >= MaxAuthenticationsPerNamespace || all >= MaxAuthentications {
 		f.mu.Unlock()
 		return nil, fmt.Errorf("%s: %w (%d of this namespace's credentials and %d in all are being authenticated)",
-			cred.secretRef, ErrAuthenticationInProgress, f.perNamespace[cred.namespace], len(f.authenticating))
+			cred.secretRef, ErrAuthenticationInProgress, ours, all)
 	}
 	call := &authCall{done: make(chan struct{})}
 	f.authenticating[cred.cacheKey] = call
@@ -364,7 +366,9 @@ func (f *SecretFactory) cachedClients(ctx context.Context, cred *credential) (*C
 	if clients, ok := f.fromCache(cred.cacheKey); ok {
 		return clients, nil
 	}
-	// Evicted already by other credentials: these clients are still good.
+	// Evicted already by other credentials: these clients are still good, and carry the
+	// warnings.
+	delete(f.undelivered, cred.cacheKey)
 	fresh := *call.clients
 	return &fresh, nil
 }

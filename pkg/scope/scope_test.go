@@ -155,7 +155,9 @@ func newFactory(t *testing.T, log logr.Logger, objs ...*corev1.Secret) (*SecretF
 		builder = builder.WithObjects(o)
 	}
 	c := builder.Build()
-	return &SecretFactory{Reader: c, Log: log}, c
+	// The tests call once and look at the answer: they wait for the authentication (the ones
+	// about the grace set their own).
+	return &SecretFactory{Reader: c, Log: log, AuthGrace: AuthDeadline(0)}, c
 }
 
 var ref = &infrav1.OpenStackIdentityReference{Name: "cloud-config", CloudName: "openstack"}

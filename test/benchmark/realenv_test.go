@@ -66,7 +66,8 @@ func benchIdentityWaiting(ctx context.Context, b *testing.B, scheme *runtime.Sch
 	ns := benchNamespace
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: ns}, Data: map[string][]byte{scope.CloudsSecretKey: cloudsYAML}}
 	ref := &infrav1.OpenStackIdentityReference{Name: "cloud", CloudName: cloudName}
-	factory := &scope.SecretFactory{Reader: fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard(), Timeout: timeout}
+	factory := &scope.SecretFactory{Reader: fakeclient.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard(), Timeout: timeout,
+		AuthGrace: scope.AuthDeadline(timeout)}
 	cl, err := factory.NewClients(ctx, ns, ref)
 	must(b, err)
 	return secret, ref, cl

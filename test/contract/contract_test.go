@@ -87,7 +87,8 @@ func targets(t *testing.T) []target {
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "contract", Namespace: "contract"}, Data: map[string][]byte{scope.CloudsSecretKey: data}}
-	factory := &scope.SecretFactory{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard()}
+	factory := &scope.SecretFactory{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build(), Log: logr.Discard(),
+		AuthGrace: scope.AuthDeadline(0)}
 	real, err := factory.NewClients(context.Background(), "contract", &infrav1.OpenStackIdentityReference{Name: "contract", CloudName: cloudName})
 	if err != nil {
 		t.Fatal(err)
