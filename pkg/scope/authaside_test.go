@@ -134,3 +134,39 @@ func TestANamespaceHasAShareOfTheAuthentications(t *testing.T) {
 		return err
 	}).Should(Succeed(), "the share frees as the others end")
 }
+
+// At most MaxAuthentications are under way in all: once that many namespaces' credentials wait on
+// a Keystone that does not answer, another namespace's next credential sends nothing until one
+// ends.
+func TestAuthenticationsUnderWayAreBoundedInAll(t *testing.T) {
+	g := NewWithT(t)
+	k := newGatedKeystone(t)
+	perNamespace := MaxAuthenticationsPerNamespace
+	namespaces := MaxAuthentications / perNamespace
+	var secrets []*corev1.Secret
+	for n := range namespaces + 1 {
+		for i := range perNamespace {
+			s := secret(map[string]string{CloudsSecretKey: cloudsYAML(k.server.URL, "")})
+			s.Namespace, s.Name = fmt.Sprintf("ns-%d", n), fmt.Sprintf("cloud-%d", i)
+			secrets = append(secrets, s)
+		}
+	}
+	f, _ := newFactory(t, logr.Discard(), secrets...)
+	f.AuthGrace = time.Millisecond
+	ask := func(s *corev1.Secret) error {
+		_, err := f.NewClients(context.Background(), s.Namespace, &infrav1.OpenStackIdentityReference{Name: s.Name, CloudName: "openstack"})
+		return err
+	}
+	for _, s := range secrets[:MaxAuthentications] {
+		g.Expect(errors.Is(ask(s), ErrAuthenticationInProgress)).To(BeTrue())
+	}
+	g.Eventually(k.arrived.Load).Should(BeEquivalentTo(MaxAuthentications))
+	late := secrets[MaxAuthentications]
+	err := ask(late)
+	g.Expect(errors.Is(err, ErrAuthenticationInProgress)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("0 of this namespace's credentials and %d in all", MaxAuthentications)))
+	g.Consistently(k.arrived.Load, "100ms").Should(BeEquivalentTo(MaxAuthentications), "nothing sent beyond the bound")
+
+	close(k.open)
+	g.Eventually(func() error { return ask(late) }).Should(Succeed(), "a place frees as the others end")
+}
