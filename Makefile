@@ -58,7 +58,7 @@ manifests: ## Regenerate the CRDs, the webhook configuration and the RBAC role u
 	go run ./hack/apiref config/crd/bases docs/reference.md
 
 # The release: its version, and the manager image its components file names.
-RELEASE_VERSION ?= v0.2.0
+RELEASE_VERSION ?= v0.3.0
 MANAGER_IMAGE ?= ghcr.io/capo-multiaz/cluster-api-provider-openstack
 # The architectures `make image` (and so `make release`) builds: IMAGE_ARCHES="amd64 arm64".
 IMAGE_ARCHES ?= amd64

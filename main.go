@@ -45,6 +45,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/storagemigration"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/takeover"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/webhooks"
 )
@@ -275,6 +276,15 @@ func setupControllers(ctx context.Context, mgr manager.Manager, o *options) erro
 		Takeover:         record,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: o.machineConcurrency}); err != nil {
 		return fmt.Errorf("setting up the OpenStackMachine controller: %w", err)
+	}
+	// After an upgrade that changed a CRD's storage version, the leader rewrites the stored
+	// objects in it and trims the CRD's status.storedVersions (docs/api.md).
+	if err := mgr.Add(&storagemigration.Migrator{
+		Reader: mgr.GetAPIReader(),
+		Writer: mgr.GetClient(),
+		Log:    ctrl.Log.WithName("storagemigration"),
+	}); err != nil {
+		return fmt.Errorf("setting up the storage migration: %w", err)
 	}
 	if err := (&controllers.OpenStackMachineTemplateReconciler{
 		Client:           mgr.GetClient(),

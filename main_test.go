@@ -41,6 +41,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
+	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
@@ -118,8 +119,13 @@ func TestManagerStartsAndServesWebhooks(t *testing.T) {
 	root := envtestutil.RepoRoot()
 	capiCRDs, err := envtestutil.CAPICRDPath()
 	g.Expect(err).NotTo(HaveOccurred())
+	scheme, err := managerscheme.New()
+	g.Expect(err).NotTo(HaveOccurred())
+	// With the scheme, the CRDs' conversion webhooks point at the manager, as the release's do:
+	// the CRDs store v1beta2, and the webhooks below see v1beta1.
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases"), capiCRDs},
+		CRDInstallOptions:     envtest.CRDInstallOptions{Scheme: scheme},
 		ErrorIfCRDPathMissing: true,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{filepath.Join(root, "config", "webhook")}},
 	}

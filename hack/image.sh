@@ -8,11 +8,11 @@
 #
 # Writes out/image/manager-<version>-linux-<arch>.tar (an OCI archive, as `podman load` and
 # `skopeo copy oci-archive:` read it) and, beside it, .digest; prints the archives' paths.
-# RELEASE_VERSION (default v0.2.0) is what the binary's --version says.
+# RELEASE_VERSION (default v0.3.0) is what the binary's --version says.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 source "$root/hack/lib.sh"
-version="${RELEASE_VERSION:-v0.2.0}"
+version="${RELEASE_VERSION:-v0.3.0}"
 arches=("$@")
 [ ${#arches[@]} -gt 0 ] || arches=(amd64)
 

@@ -30,9 +30,9 @@ ORC_VERSION=v2.4.0
 # modules of their own whose paths the proxy does not serve).
 CERT_MANAGER_VERSION=v1.11.5
 # This provider's previous release, which the end-to-end upgrade spec starts from: the tag of the
-# last commit before the v1beta2 API (hack/previous-release.sh builds it).
-PREVIOUS_RELEASE=v0.1.0
-PREVIOUS_RELEASE_COMMIT=e64578f186762948871fb45ced6ef1d1af05a16e
+# last release that stores v1beta1 (hack/previous-release.sh builds it).
+PREVIOUS_RELEASE=v0.2.0
+PREVIOUS_RELEASE_COMMIT=97a65bc660388612a7ec49a244d650b6542e9ab5
 
 ENVTEST_ASSETS_DIR="${CAPO_CACHE_DIR}/envtest/${KUBERNETES_VERSION}-linux-amd64"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds this provider's previous release, the one `clusterctl upgrade` starts from in the
-# end-to-end upgrade spec, from its git tag ($PREVIOUS_RELEASE, the last commit before v1beta2)
+# end-to-end upgrade spec, from its git tag ($PREVIOUS_RELEASE, the last release that stores v1beta1)
 # with that tree's own `make release`, and prints the directory that holds it: the components,
 # metadata.yaml and the image's archive. Cached by the tag's commit: a re-run costs well under a
 # second. About 2 minutes cold (the manager's build, sharing the build cache).

@@ -35,7 +35,6 @@ type OpenStackClusterTemplateResource struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=openstackclustertemplates,scope=Namespaced,categories=cluster-api,shortName=osct
 // +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1_v1beta2"
-// +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 
 // OpenStackClusterTemplate is a template for OpenStackClusters, used by ClusterClass.

@@ -453,7 +453,6 @@ type OpenStackMachineInitializationStatus struct {
 // +kubebuilder:resource:path=openstackmachines,scope=Namespaced,categories=cluster-api,shortName=osm
 // +kubebuilder:subresource:status
 // +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1_v1beta2"
-// +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",description="Cluster this OpenStackMachine belongs to"
 // +kubebuilder:printcolumn:name="Failure Domain",type="string",JSONPath=".status.failureDomain",description="Availability zone the server runs in"
 // +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.instanceState",description="Nova state of the server"

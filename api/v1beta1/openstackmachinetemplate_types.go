@@ -65,7 +65,6 @@ type NodeInfo struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=openstackmachinetemplates,scope=Namespaced,categories=cluster-api,shortName=osmt
 // +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1_v1beta2"
-// +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name="Flavor",type="string",JSONPath=".spec.template.spec.flavor",description="Nova flavor of the machines"
 // +kubebuilder:printcolumn:name="Image",type="string",JSONPath=".spec.template.spec.image.filter.name",description="Glance image of the machines, when selected by name"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"

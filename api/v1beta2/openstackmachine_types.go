@@ -240,6 +240,7 @@ type PortOpts struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=openstackmachines,scope=Namespaced,categories=cluster-api,shortName=osm
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",description="Cluster this OpenStackMachine belongs to"
 // +kubebuilder:printcolumn:name="Failure Domain",type="string",JSONPath=".status.failureDomain",description="Availability zone the server runs in"

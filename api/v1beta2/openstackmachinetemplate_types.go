@@ -38,6 +38,7 @@ type OpenStackMachineTemplateResource struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=openstackmachinetemplates,scope=Namespaced,categories=cluster-api,shortName=osmt
+// +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name="Flavor",type="string",JSONPath=".spec.template.spec.flavor.filter.name",description="Nova flavor of the machines, when selected by name"
 // +kubebuilder:printcolumn:name="Image",type="string",JSONPath=".spec.template.spec.image.filter.name",description="Glance image of the machines, when selected by name"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"

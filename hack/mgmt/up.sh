@@ -39,7 +39,7 @@ fi
 rm -f "$dir/ready"
 
 start=$SECONDS
-version="${RELEASE_VERSION:-v0.2.0}"
+version="${RELEASE_VERSION:-v0.3.0}"
 capi_release="$("$root/hack/cluster-api.sh" release)"
 clusterctl="$("$root/hack/cluster-api.sh")/clusterctl"
 cert_manager="$("$root/hack/cert-manager.sh")"
@@ -97,7 +97,7 @@ if [ -n "${CAPO_MGMT_UPSTREAM:-}" ]; then
   # Upstream CAPO's release, for the takeover spec: `clusterctl init --infrastructure
   # openstack:<upstream's version>` with a configuration of its own installs it as upstream's
   # users do. Its own: in this provider's repository, upstream's v0.14.7 would be the latest
-  # `openstack` release, whose metadata clusterctl upgrade reads (and knows no v0.1 or v0.2).
+  # `openstack` release, whose metadata clusterctl upgrade reads (and knows none of ours).
   up_repo="$dir/repository-upstream"
   up_dir="$up_repo/infrastructure-openstack/${UPSTREAM_CAPO_VERSION}"
   rm -rf "$up_repo" && mkdir -p "$up_dir"

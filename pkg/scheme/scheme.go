@@ -15,10 +15,12 @@ limitations under the License.
 */
 
 // Package scheme builds the runtime scheme of the manager: the built-in kinds, Cluster API's core
-// kinds and the provider's own in both API versions (v1beta2 converts through v1beta1, the hub).
+// kinds, CRDs (whose stored versions the manager trims) and the provider's own in both API
+// versions (v1beta2 converts through v1beta1, the hub).
 package scheme
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -31,7 +33,7 @@ import (
 // New returns a scheme with every kind the manager reads or writes.
 func New() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme, infrav1beta2.AddToScheme, infrav1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme, infrav1beta2.AddToScheme, infrav1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, err
 		}

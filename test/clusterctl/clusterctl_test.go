@@ -71,7 +71,7 @@ import (
 
 const (
 	capiVersion    = "v1.14.2"
-	releaseVersion = "v0.2.0"
+	releaseVersion = "v0.3.0"
 )
 
 type setup struct {

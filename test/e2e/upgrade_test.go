@@ -29,14 +29,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/storagemigration"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
@@ -45,8 +45,10 @@ import (
 // under it, then `clusterctl upgrade apply` to this release, as an operator upgrades: nothing in
 // OpenStack is created, deleted or changed by the upgrade (the project's resources by ID, the
 // load balancers' listeners, pools, monitors and members, and this release's API calls, reads
-// only), the cluster stays Ready throughout, and the objects stored before it still decode, in
-// both API versions.
+// only), the cluster stays Ready throughout, the new manager moves what etcd holds from the
+// previous release's storage version (v1beta1) to this one's (v1beta2), and the objects stored
+// before it still decode, in both API versions. Installing the previous release over the objects
+// the earlier specs stored in v1beta2 is the documented downgrade.
 var _ = Describe("An upgrade from the previous release with clusterctl", Ordered, func() {
 	var (
 		name     = "upgrade-" + runID
@@ -62,19 +64,6 @@ var _ = Describe("An upgrade from the previous release with clusterctl", Ordered
 		// Registered first: whatever happens, the specs that follow run this release.
 		DeferCleanup(func(ctx SpecContext) { installRelease(ctx, releaseVersion()) }, NodeTimeout(4*time.Minute))
 		installRelease(ctx, previous)
-		// As on a management cluster that has run the previous release from the start: Cluster
-		// API's manager still watches this release's v1beta2, which the previous one does not
-		// serve (a downgrade needs that restart; found on the real cluster).
-		kubectl := planeTool("kubectl")
-		run(ctx, "", kubectl, "-n", "capi-system", "rollout", "restart", "deployment", "capi-controller-manager")
-		run(ctx, "", kubectl, "-n", "capi-system", "rollout", "status", "deployment", "capi-controller-manager", "--timeout", "3m")
-		// Ready once its webhooks answer through their Service, as kube-proxy routes it anew.
-		Eventually(func(g Gomega) {
-			probe := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe", Namespace: namespace}, Spec: clusterv1.ClusterSpec{
-				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "OpenStackCluster", Name: "webhook-probe"},
-			}}
-			g.Expect(kube.Create(ctx, probe, client.DryRunAll)).To(Succeed())
-		}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), "Cluster API's webhooks answer")
 		key, _ = createCluster(ctx, name, &infrav1.APIServerLoadBalancer{
 			Enabled:                 ptr.To(true),
 			Network:                 &infrav1.NetworkParam{ID: ptr.To(lbNetwork.NetworkID)},
@@ -154,6 +143,18 @@ var _ = Describe("An upgrade from the previous release with clusterctl", Ordered
 		Expect(before.inventory.Since(after.inventory)).To(BeEmpty(), "resources the upgrade deleted")
 		Expect(after.loadBalancers).To(Equal(before.loadBalancers), "load balancers, listeners, pools, monitors and members")
 		Expect(after.servers).To(Equal(before.servers), "the machines' servers")
+
+		By("moving what etcd holds to v1beta2, this release's storage version")
+		// The previous release stores v1beta1: every CRD lists it until the new leader has
+		// rewritten each object (pkg/storagemigration) and trimmed the list.
+		Eventually(func(g Gomega) {
+			for _, name := range storagemigration.CRDs[:4] {
+				crd := &apiextensionsv1.CustomResourceDefinition{}
+				g.Expect(kube.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
+				g.Expect(crd.Status.StoredVersions).To(Equal([]string{"v1beta2"}), "%s: status.storedVersions", name)
+			}
+		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		Expect(conditionTrue(getCluster(ctx, Default, key).Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
 
 		By("reading the objects stored before the upgrade in both API versions")
 		for _, version := range []string{"v1beta1", "v1beta2"} {

@@ -171,6 +171,10 @@ func (e *Environment) Stop() {
 	_ = e.env.Stop()
 }
 
+// EtcdURL is the address of the environment's etcd, for tests that read what the API server
+// stored.
+func (e *Environment) EtcdURL() string { return e.env.ControlPlane.Etcd.URL.String() }
+
 // GVK is the group, version and kind of one of the provider's kinds.
 func GVK(kind string) schema.GroupVersionKind {
 	return infrav1.GroupVersion.WithKind(kind)
