@@ -323,6 +323,10 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		hostileTenant(ctx, key, machines[0])
 	}, NodeTimeout(10*time.Minute))
 
+	It("keeps serving every tenant while others name hostile clouds of their own and send annotations too large to read", func(ctx SpecContext) {
+		hostileToManager(ctx, key, machines[0])
+	}, NodeTimeout(8*time.Minute))
+
 	It("recreates a zone's load balancer Octavia put in ERROR with the zone's floating IP, while DNS keeps the other zone", func(ctx SpecContext) {
 		faultCmd := os.Getenv("CAPO_E2E_FAULT")
 		if faultCmd == "" {

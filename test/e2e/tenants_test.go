@@ -27,9 +27,11 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
@@ -46,6 +48,7 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/networking"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scope"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
@@ -238,6 +241,34 @@ func hostileTenant(ctx context.Context, key client.ObjectKey, machine string) {
 		}
 	}).WithTimeout(10 * time.Second).WithPolling(2 * time.Second).Should(Succeed())
 
+	By("refusing to a cluster without a load balancer the floating IP upstream CAPO made for another namespace's cluster, whose namespace and name join as the tenant's do")
+	// Upstream describes its address "... cluster <namespace>-<name>": the cluster upfip-<run> of
+	// this namespace and the cluster <run> of namespace <this namespace>-upfip read the same.
+	upfip := "upfip-" + runID
+	externals, err := openstack.Network.ListNetworks(ctx, networks.ListOpts{Name: cfg.externalNetwork})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(externals).To(HaveLen(1), "external network %s", cfg.externalNetwork)
+	upstreams, err := openstack.Network.CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: externals[0].ID,
+		Description: ownership.UpstreamDescription(ns+"-upfip", runID)})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		if err := openstack.Network.DeleteFloatingIP(ctx, upstreams.ID); !clients.IsNotFound(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+	}, NodeTimeout(time.Minute))
+	upfipSpec := clusterSpec(upfip)
+	upfipSpec.ControlPlaneEndpoint.Host = upstreams.FloatingIP
+	upfipObj := createTenantCluster(ctx, ns, upfip, upfipSpec)
+	Eventually(func(g Gomega) {
+		var messages []string
+		for _, c := range tenantCluster(ctx, g, ns, upfip).Status.Conditions {
+			if c.Reason == infrav1.TakeoverNotRecordedReason {
+				messages = append(messages, c.Message)
+			}
+		}
+		g.Expect(messages).To(ContainElement(ContainSubstring(upstreams.FloatingIP)), "a condition TakeoverNotRecorded names the address")
+	}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
 	By("giving a machine whose port is named and described like the human's a port of its own")
 	db := "db-" + runID
 	createMachine(ctx, ns, tenant, db, cfg.zones[0], false, func(s *infrav1.OpenStackMachineSpec) {
@@ -253,28 +284,65 @@ func hostileTenant(ctx context.Context, key client.ObjectKey, machine string) {
 		g.Expect(own[0].ID).NotTo(Equal(human.ID))
 	}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
+	By("refusing the victim's server group, named, to a machine of the tenant")
+	// A hard anti-affinity group the victim's worker is in: a server that joined it would take
+	// a host from the victim's machines.
+	group := createServerGroup(ctx, "sg-"+runID, "anti-affinity")
+	grouped := "grouped-" + runID
+	createMachine(ctx, key.Namespace, key.Name, grouped, cfg.zones[0], false, func(s *infrav1.OpenStackMachineSpec) {
+		s.ServerGroup = &infrav1.ServerGroupParam{ID: ptr.To(group.ID)}
+	})
+	Eventually(func(g Gomega) {
+		osm := &infrav1.OpenStackMachine{}
+		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: grouped}, osm)).To(Succeed())
+		g.Expect(conditionTrue(osm.Status.Conditions, infrav1.InstanceReadyCondition)).To(Succeed())
+	}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	joiner := "joiner-" + runID
+	createMachine(ctx, ns, tenant, joiner, cfg.zones[0], false, func(s *infrav1.OpenStackMachineSpec) {
+		s.ServerGroup = &infrav1.ServerGroupParam{Filter: &infrav1.ServerGroupFilter{Name: ptr.To(group.Name)}}
+	})
+	Eventually(func(g Gomega) {
+		osm := &infrav1.OpenStackMachine{}
+		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: joiner}, osm)).To(Succeed())
+		err := conditionTrue(osm.Status.Conditions, infrav1.InstanceReadyCondition)
+		g.Expect(err).To(MatchError(ContainSubstring(infrav1.InstanceReadyCondition + " is False: " + infrav1.ResourceOwnedElsewhereReason + ": ")))
+		g.Expect(err).To(MatchError(ContainSubstring("server group " + group.Name + " (" + group.ID + ") holds servers of another namespace's machines")))
+		g.Expect(osm.Status.InstanceID).To(BeNil(), "the machine has no server")
+	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	members, err := servergroups.Get(ctx, computeClient(ctx), group.ID).Extract()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(members.Members).To(HaveLen(1), "the victim's worker alone is in its group")
+	Expect(kube.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: grouped}})).To(Succeed())
+
 	By("deleting the tenant's machines and clusters")
-	for _, name := range []string{evil, db, person} {
+	for _, name := range []string{evil, db, person, joiner} {
 		Expect(kube.Delete(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
 	}
-	for _, name := range []string{evil, db, person} {
+	for _, name := range []string{evil, db, person, joiner} {
 		waitGone(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
 	}
+	waitGone(ctx, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: grouped}})
 	// The person's server outlives the machine named after it; its owner then removes it, and
 	// with it its port on the tenant's network.
 	server, err := openstack.Compute.GetServer(ctx, personServer)
 	Expect(err).NotTo(HaveOccurred(), "the person's server outlives the machine named after it")
 	Expect(server.Name).To(Equal(person))
 	deleteServer(ctx, personServer)
-	for _, c := range []*clusterv1.Cluster{collide, tenantObj, windowObj, fipSingleObj, fipZonesObj} {
+	for _, c := range []*clusterv1.Cluster{collide, tenantObj, windowObj, fipSingleObj, fipZonesObj, upfipObj} {
 		Expect(kube.Delete(ctx, c)).To(Succeed())
 	}
-	for _, c := range []*clusterv1.Cluster{collide, tenantObj, windowObj, fipSingleObj, fipZonesObj} {
+	for _, c := range []*clusterv1.Cluster{collide, tenantObj, windowObj, fipSingleObj, fipZonesObj, upfipObj} {
 		waitGone(ctx, c)
 	}
-	kept, err := openstack.Network.GetNetwork(ctx, unmarked.ID)
+	kept, err := openstack.Network.ListFloatingIPs(ctx, floatingips.ListOpts{ID: upstreams.ID})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(kept).To(HaveLen(1), "upstream's floating IP outlives the cluster named after it")
+	Expect(kept[0].Description).To(Equal(upstreams.Description))
+	Expect(kept[0].PortID).To(BeEmpty())
+	Expect(openstack.Network.DeleteFloatingIP(ctx, upstreams.ID)).To(Succeed())
+	keptNet, err := openstack.Network.GetNetwork(ctx, unmarked.ID)
 	Expect(err).NotTo(HaveOccurred(), "the unmarked network outlives the cluster named after it")
-	Expect(kept.Name).To(Equal(unmarked.Name))
+	Expect(keptNet.Name).To(Equal(unmarked.Name))
 	Expect(openstack.Network.DeleteNetwork(ctx, unmarked.ID)).To(Succeed())
 
 	By("finding the victim as it was")

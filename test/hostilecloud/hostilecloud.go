@@ -26,6 +26,7 @@ package hostilecloud
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -163,15 +164,42 @@ type Cloud struct {
 	hostileRoots atomic.Bool
 }
 
-// New starts the hostile cloud; Close stops it.
+// New starts the hostile cloud on the loopback address; Close stops it.
 func New() *Cloud {
+	c, err := NewOn("127.0.0.1")
+	if err != nil {
+		panic(err) // as httptest.NewServer does
+	}
+	return c
+}
+
+// NewOn starts the hostile cloud on an address of this machine, host, which a manager in a pod
+// can reach (the node's address); Close stops it.
+func NewOn(host string) (*Cloud, error) {
 	c := &Cloud{done: make(chan struct{})}
-	c.trap = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	start := func(h http.Handler) (*httptest.Server, error) {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("listening on %s: %w", host, err)
+		}
+		s := httptest.NewUnstartedServer(h)
+		_ = s.Listener.Close()
+		s.Listener = l
+		s.Start()
+		return s, nil
+	}
+	var err error
+	if c.trap, err = start(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		c.trapped.Add(1)
 		_, _ = w.Write([]byte(`{}`))
-	}))
-	c.server = httptest.NewServer(http.HandlerFunc(c.serve))
-	return c
+	})); err != nil {
+		return nil, err
+	}
+	if c.server, err = start(http.HandlerFunc(c.serve)); err != nil {
+		c.trap.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // Close ends the answers still being written or withheld, then stops the servers.

@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The capo-multiaz Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package storagemigration
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// scriptedReader answers Get with the CRD it holds, after panicking and failing as told; List
+// is never expected.
+type scriptedReader struct {
+	panics, failures int
+	crd              *apiextensionsv1.CustomResourceDefinition
+	gets             int
+}
+
+func (r *scriptedReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	r.gets++
+	if r.panics > 0 {
+		r.panics--
+		panic("a bug in the answer's handling")
+	}
+	if r.failures > 0 {
+		r.failures--
+		return errors.New("the API server did not answer")
+	}
+	if r.crd == nil {
+		return apierrors.NewNotFound(schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, key.Name)
+	}
+	r.crd.DeepCopyInto(obj.(*apiextensionsv1.CustomResourceDefinition))
+	return nil
+}
+
+func (r *scriptedReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("unexpected List")
+}
+
+// A panic and a failure are retried after Retry; Start returns once every CRD is moved (here: a
+// CRD already stored in one version, and one not installed).
+func TestStartRetriesPanicsAndFailuresThenReturns(t *testing.T) {
+	clean := &apiextensionsv1.CustomResourceDefinition{
+		Spec:   apiextensionsv1.CustomResourceDefinitionSpec{Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta1"}, {Name: "v1beta2", Storage: true}}},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: []string{"v1beta2"}},
+	}
+	for _, tc := range []struct {
+		name string
+		r    *scriptedReader
+	}{
+		{"moved already", &scriptedReader{panics: 1, failures: 1, crd: clean}},
+		{"not installed", &scriptedReader{panics: 1, failures: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &Migrator{Reader: tc.r, Log: logr.Discard(), CRDs: []string{"a"}, Retry: 10 * time.Millisecond}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := m.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("Start did not return once the CRD was moved")
+			}
+			if tc.r.gets != 3 {
+				t.Fatalf("reads of the CRD: want 3 (a panic, a failure, the answer), got %d", tc.r.gets)
+			}
+		})
+	}
+}
+
+// A CRD changed less than Settle ago is not moved yet; one changed longer ago is.
+func TestUnsettled(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	m := &Migrator{Now: func() time.Time { return now }}
+	for _, tc := range []struct {
+		ago  []time.Duration
+		wait time.Duration
+	}{
+		{nil, 0},
+		{[]time.Duration{time.Hour}, 0},
+		{[]time.Duration{time.Hour, 3 * time.Second}, DefaultSettle},
+		{[]time.Duration{DefaultSettle}, 0},
+	} {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		for _, a := range tc.ago {
+			crd.ManagedFields = append(crd.ManagedFields, metav1.ManagedFieldsEntry{Time: &metav1.Time{Time: now.Add(-a)}})
+		}
+		if _, wait := m.unsettled(crd); wait != tc.wait {
+			t.Errorf("changes %v ago: want a wait of %s, got %s", tc.ago, tc.wait, wait)
+		}
+	}
+}
