@@ -16,8 +16,8 @@ limitations under the License.
 
 package v1beta1
 
-// v1beta1 is the conversion hub: the version the controllers read and write, and the storage
-// version of this release. v1beta2 converts to and from it (api/v1beta2/conversion.go).
+// v1beta1 is the conversion hub: the version the controllers read and write. v1beta2, the
+// storage version from v0.3 on, converts to and from it (api/v1beta2/conversion.go).
 
 // Hub marks OpenStackCluster as the conversion hub.
 func (*OpenStackCluster) Hub() {}

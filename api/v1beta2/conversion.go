@@ -26,8 +26,8 @@ import (
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 )
 
-// TemplateMetadataAnnotation keeps, on the stored (v1beta1) OpenStackClusterTemplate, the
-// spec.template.metadata a v1beta2 client wrote: v1beta1 has no field for it. It is JSON of
+// TemplateMetadataAnnotation keeps, on the v1beta1 form (the hub) of an OpenStackClusterTemplate,
+// the spec.template.metadata a v1beta2 client wrote: v1beta1 has no field for it. It is JSON of
 // clusterv1.ObjectMeta, and reading the template as v1beta2 puts it back in its field.
 const TemplateMetadataAnnotation = "infrastructure.cluster.x-k8s.io/v1beta2-template-metadata"
 

@@ -18,7 +18,7 @@ limitations under the License.
 // the shape of upstream CAPO's v1beta2 (spec.apiServer, spec.managedNetwork, spec.managedRouter,
 // a structured flavor, positive booleans) with this provider's additions where upstream's
 // multi-AZ proposal puts them. It is served beside v1beta1 and converted to and from it: v1beta1
-// is the hub and the storage version of this release (docs/api.md says why). Types whose JSON is
+// is the hub, and v1beta2 the storage version from v0.3 on (docs/api.md says why). Types whose JSON is
 // the same in both versions are v1beta1's; those that differ are defined here.
 // +kubebuilder:object:generate=true
 // +groupName=infrastructure.cluster.x-k8s.io

@@ -25,6 +25,7 @@ package storagemigration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -38,19 +39,18 @@ import (
 )
 
 // The manager moves its own CRDs only: it may update the status of these, by name.
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=openstackclusters.infrastructure.cluster.x-k8s.io;openstackmachines.infrastructure.cluster.x-k8s.io;openstackclustertemplates.infrastructure.cluster.x-k8s.io;openstackmachinetemplates.infrastructure.cluster.x-k8s.io;openstackclusteridentities.infrastructure.cluster.x-k8s.io
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions/status,verbs=update,resourceNames=openstackclusters.infrastructure.cluster.x-k8s.io;openstackmachines.infrastructure.cluster.x-k8s.io;openstackclustertemplates.infrastructure.cluster.x-k8s.io;openstackmachinetemplates.infrastructure.cluster.x-k8s.io;openstackclusteridentities.infrastructure.cluster.x-k8s.io
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=openstackclusters.infrastructure.cluster.x-k8s.io;openstackmachines.infrastructure.cluster.x-k8s.io;openstackclustertemplates.infrastructure.cluster.x-k8s.io;openstackmachinetemplates.infrastructure.cluster.x-k8s.io
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions/status,verbs=update,resourceNames=openstackclusters.infrastructure.cluster.x-k8s.io;openstackmachines.infrastructure.cluster.x-k8s.io;openstackclustertemplates.infrastructure.cluster.x-k8s.io;openstackmachinetemplates.infrastructure.cluster.x-k8s.io
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclustertemplates,verbs=get;list;update
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachinetemplates,verbs=get;list;update
-// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackclusteridentities,verbs=get;list;update
 
-// CRDs are the provider's CRDs, by name.
+// CRDs are the provider's CRDs that have more than one version, by name (OpenStackClusterIdentity
+// has one: nothing of it is ever in another version).
 var CRDs = []string{
 	"openstackclusters.infrastructure.cluster.x-k8s.io",
 	"openstackmachines.infrastructure.cluster.x-k8s.io",
 	"openstackclustertemplates.infrastructure.cluster.x-k8s.io",
 	"openstackmachinetemplates.infrastructure.cluster.x-k8s.io",
-	"openstackclusteridentities.infrastructure.cluster.x-k8s.io",
 }
 
 const (
@@ -60,9 +60,9 @@ const (
 	callTimeout = 30 * time.Second
 	// DefaultRetry is how long the Migrator waits after a pass that left a CRD unmoved.
 	DefaultRetry = 30 * time.Second
-	// DefaultSettle is how long a CRD must have been left unchanged before its objects are
-	// rewritten: the API server takes up a new storage version a moment after the CRD changes,
-	// and an object rewritten before that would stay in the old one.
+	// DefaultSettle is how long the Migrator must have seen a CRD unchanged before it rewrites
+	// its objects: the API servers take up a new storage version a moment after the CRD
+	// changes, and an object rewritten before that would stay in the old one.
 	DefaultSettle = 10 * time.Second
 )
 
@@ -79,11 +79,33 @@ type Migrator struct {
 	CRDs []string
 	// Retry is the wait after a pass that left a CRD unmoved; DefaultRetry when zero.
 	Retry time.Duration
-	// Settle is how long a CRD must have been unchanged (by its managed fields' times) before its
-	// objects are rewritten; DefaultSettle when zero.
+	// Settle is how long the Migrator must have seen a CRD at the same resourceVersion before
+	// it rewrites its objects; DefaultSettle when zero. Measured on this process's clock alone,
+	// so that a skew between it and the API servers' cannot shorten it.
 	Settle time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+
+	// seen is, by CRD name, the resourceVersion first seen and when. Start and Move are called
+	// from one goroutine at a time.
+	seen map[string]sighting
+}
+
+// settlingError says that a CRD has not been seen unchanged for long enough yet.
+type settlingError struct {
+	crd, resourceVersion string
+	wait                 time.Duration
+}
+
+func (e *settlingError) Error() string {
+	return fmt.Sprintf("CRD %s (resourceVersion %s) may have changed lately: its objects are rewritten once it has been seen unchanged for %s more",
+		e.crd, e.resourceVersion, e.wait)
+}
+
+// sighting is a CRD's resourceVersion as the Migrator first saw it, and when.
+type sighting struct {
+	resourceVersion string
+	at              time.Time
 }
 
 // NeedLeaderElection makes the Migrator run on the leading manager only.
@@ -101,11 +123,20 @@ func (m *Migrator) Start(ctx context.Context) error {
 	}
 	for {
 		var unmoved []string
+		next := retry
 		for _, name := range left {
-			if err := m.safeMove(ctx, name); err != nil {
+			err := m.safeMove(ctx, name)
+			var settling *settlingError
+			switch {
+			case err == nil:
+				continue
+			case errors.As(err, &settling):
+				m.Log.Info("Waiting before moving stored objects to the storage version", "crd", name, "reason", err.Error())
+				next = min(next, settling.wait)
+			default:
 				m.Log.Error(err, "Moving stored objects to the storage version: will try again", "crd", name, "after", retry)
-				unmoved = append(unmoved, name)
 			}
+			unmoved = append(unmoved, name)
 		}
 		if len(unmoved) == 0 {
 			return nil
@@ -114,7 +145,7 @@ func (m *Migrator) Start(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(retry):
+		case <-time.After(next):
 		}
 	}
 }
@@ -155,8 +186,8 @@ func (m *Migrator) Move(ctx context.Context, name string) (int, error) {
 	if slices.Equal(crd.Status.StoredVersions, []string{storage}) {
 		return 0, nil
 	}
-	if changed, wait := m.unsettled(crd); wait > 0 {
-		return 0, fmt.Errorf("CRD %s changed at %s: its objects are rewritten once it has been unchanged for %s", name, changed.Format(time.RFC3339), wait)
+	if wait := m.unsettled(crd); wait > 0 {
+		return 0, &settlingError{crd: name, resourceVersion: crd.ResourceVersion, wait: wait}
 	}
 	moved, err := m.rewrite(ctx, crd, storage)
 	if err != nil {
@@ -172,9 +203,10 @@ func (m *Migrator) Move(ctx context.Context, name string) (int, error) {
 	return moved, nil
 }
 
-// unsettled returns the newest time in crd's managed fields, and the settle time when that is
-// less than the settle time ago (zero otherwise).
-func (m *Migrator) unsettled(crd *apiextensionsv1.CustomResourceDefinition) (time.Time, time.Duration) {
+// unsettled returns how much longer crd must be seen at its resourceVersion before its objects
+// are rewritten (zero when it has been seen so for Settle); a CRD seen for the first time, or at
+// another resourceVersion than before, starts the wait again.
+func (m *Migrator) unsettled(crd *apiextensionsv1.CustomResourceDefinition) time.Duration {
 	settle := m.Settle
 	if settle <= 0 {
 		settle = DefaultSettle
@@ -183,16 +215,18 @@ func (m *Migrator) unsettled(crd *apiextensionsv1.CustomResourceDefinition) (tim
 	if m.Now != nil {
 		now = m.Now
 	}
-	var newest time.Time
-	for _, f := range crd.ManagedFields {
-		if f.Time != nil && f.Time.After(newest) {
-			newest = f.Time.Time
-		}
+	if m.seen == nil {
+		m.seen = map[string]sighting{}
 	}
-	if now().Sub(newest) < settle {
-		return newest, settle
+	first, ok := m.seen[crd.Name]
+	if !ok || first.resourceVersion != crd.ResourceVersion {
+		first = sighting{resourceVersion: crd.ResourceVersion, at: now()}
+		m.seen[crd.Name] = first
 	}
-	return newest, 0
+	if waited := now().Sub(first.at); waited < settle {
+		return settle - waited
+	}
+	return 0
 }
 
 // rewrite updates every object of crd, unchanged, in version storage, a page at a time.

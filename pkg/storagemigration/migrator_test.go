@@ -90,25 +90,27 @@ func TestStartRetriesPanicsAndFailuresThenReturns(t *testing.T) {
 	}
 }
 
-// A CRD changed less than Settle ago is not moved yet; one changed longer ago is.
+// A CRD is moved once it has been seen at one resourceVersion for Settle, by this process's
+// clock; a CRD seen at another resourceVersion starts the wait again.
 func TestUnsettled(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	m := &Migrator{Now: func() time.Time { return now }}
-	for _, tc := range []struct {
-		ago  []time.Duration
-		wait time.Duration
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "a", ResourceVersion: "1"}}
+	for _, step := range []struct {
+		after           time.Duration
+		resourceVersion string
+		wait            time.Duration
 	}{
-		{nil, 0},
-		{[]time.Duration{time.Hour}, 0},
-		{[]time.Duration{time.Hour, 3 * time.Second}, DefaultSettle},
-		{[]time.Duration{DefaultSettle}, 0},
+		{0, "1", DefaultSettle},                 // first seen
+		{4 * time.Second, "1", 6 * time.Second}, // seen 4 s ago
+		{6 * time.Second, "1", 0},               // seen for 10 s
+		{time.Second, "2", DefaultSettle},       // changed since
+		{DefaultSettle, "2", 0},
 	} {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		for _, a := range tc.ago {
-			crd.ManagedFields = append(crd.ManagedFields, metav1.ManagedFieldsEntry{Time: &metav1.Time{Time: now.Add(-a)}})
-		}
-		if _, wait := m.unsettled(crd); wait != tc.wait {
-			t.Errorf("changes %v ago: want a wait of %s, got %s", tc.ago, tc.wait, wait)
+		now = now.Add(step.after)
+		crd.ResourceVersion = step.resourceVersion
+		if wait := m.unsettled(crd); wait != step.wait {
+			t.Errorf("resourceVersion %s, %s later: want a wait of %s, got %s", step.resourceVersion, step.after, step.wait, wait)
 		}
 	}
 }

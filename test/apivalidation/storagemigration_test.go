@@ -99,8 +99,11 @@ func TestStoredObjectsMoveToV1beta2(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		resp, err := etcd.Get(cctx, key)
-		if err != nil || len(resp.Kvs) != 1 {
-			t.Fatalf("reading %s from etcd: %v (%d keys)", key, err, len(resp.Kvs))
+		if err != nil {
+			t.Fatalf("reading %s from etcd: %v", key, err)
+		}
+		if len(resp.Kvs) != 1 {
+			t.Fatalf("reading %s from etcd: %d keys", key, len(resp.Kvs))
 		}
 		var meta metav1.TypeMeta
 		if err := json.Unmarshal(resp.Kvs[0].Value, &meta); err != nil {
@@ -127,7 +130,7 @@ func TestStoredObjectsMoveToV1beta2(t *testing.T) {
 			t.Fatalf("storing %s as %s: %v", name, version, err)
 		}
 	}
-	crds := storagemigration.CRDs[:4]
+	crds := storagemigration.CRDs
 	t.Cleanup(func() {
 		for _, name := range crds {
 			if ours[name] != nil {
@@ -188,8 +191,8 @@ func TestStoredObjectsMoveToV1beta2(t *testing.T) {
 		if !slices.Contains(crd.Status.StoredVersions, "v1beta1") {
 			t.Fatalf("%s: storedVersions %v before the move lists no v1beta1", name, crd.Status.StoredVersions)
 		}
-		// A CRD changed less than Settle ago is left for later, with an error saying so.
-		if _, err := m.Move(ctx, name); err == nil || !strings.Contains(err.Error(), "unchanged for 2s") {
+		// A CRD first seen now is left for later, with an error saying so.
+		if _, err := m.Move(ctx, name); err == nil || !strings.Contains(err.Error(), "may have changed lately: its objects are rewritten once it has been seen unchanged for") {
 			t.Fatalf("%s moved right after its change: %v", name, err)
 		}
 	}

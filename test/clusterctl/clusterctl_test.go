@@ -35,9 +35,11 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,18 +54,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/controllers"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/loadbalancer"
 	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/storagemigration"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/webhooks"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/fakeopenstack"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
@@ -116,16 +123,24 @@ func TestClusterctl(t *testing.T) {
 type apiServer struct {
 	kubeconfig string
 	client     client.Client
+	// convert is where this process serves the provider's CRD conversion for this API server,
+	// and caBundle the CA of its certificate.
+	convert  string
+	caBundle []byte
 }
 
 func startAPIServer(t *testing.T, s *setup, name string) *apiServer {
 	t.Helper()
+	// No webhook configuration is installed; envtest makes the serving certificate for the
+	// conversion this process serves (serveConversion).
 	env := &envtest.Environment{}
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("starting the %s API server: %v", name, err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
+	wio := &env.WebhookInstallOptions
+	serveConversion(t, s, cfg, wio)
 	path := filepath.Join(t.TempDir(), name+".kubeconfig")
 	if _, err := localenv.WriteAdminKubeconfig(env, path); err != nil {
 		t.Fatal(err)
@@ -144,7 +159,37 @@ func startAPIServer(t *testing.T, s *setup, name string) *apiServer {
 	NewWithT(t).Eventually(func() error {
 		return c.List(context.Background(), &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "cert-manager.io/v1", "kind": "IssuerList"}})
 	}).WithTimeout(30 * time.Second).Should(Succeed())
-	return &apiServer{kubeconfig: path, client: c}
+	return &apiServer{kubeconfig: path, client: c, caBundle: wio.LocalServingCAData,
+		convert: fmt.Sprintf("https://%s/convert", net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort)))}
+}
+
+// serveConversion serves the provider's webhooks (conversion among them) from this process, as
+// the manager's pods would: the CRDs store v1beta2, and an object written or read as v1beta1
+// goes through the conversion webhook.
+func serveConversion(t *testing.T, s *setup, cfg *rest.Config, wio *envtest.WebhookInstallOptions) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:        s.scheme,
+		Metrics:       metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := webhooks.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the webhook server: %v", err)
+		}
+	})
+	NewWithT(t).Eventually(func() error { return mgr.GetWebhookServer().StartedChecker()(nil) }).
+		WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
 }
 
 // localRepository lays out a clusterctl local repository: Cluster API's core, kubeadm bootstrap
@@ -269,6 +314,22 @@ func clusterctlInit(t *testing.T, s *setup, api *apiServer) {
 	g := NewWithT(t)
 	g.Expect(api.client.DeleteAllOf(ctx, &admissionv1.ValidatingWebhookConfiguration{})).To(Succeed())
 	g.Expect(api.client.DeleteAllOf(ctx, &admissionv1.MutatingWebhookConfiguration{})).To(Succeed())
+	// The CRDs' conversion goes to this process instead of the manager's Service (with the CA
+	// cert-manager would inject).
+	for _, name := range storagemigration.CRDs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		g.Expect(api.client.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
+		g.Expect(crd.Spec.Conversion.Webhook).NotTo(BeNil(), name)
+		crd.Spec.Conversion.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{URL: ptr.To(api.convert), CABundle: api.caBundle}
+		g.Expect(api.client.Update(ctx, crd)).To(Succeed())
+	}
+	// Served once a v1beta1 object can be written (converted to the stored v1beta2).
+	g.Eventually(func() error {
+		probe := &infrav1.OpenStackMachineTemplate{ObjectMeta: metav1.ObjectMeta{Name: "conversion-probe", Namespace: "default"},
+			Spec: infrav1.OpenStackMachineTemplateSpec{Template: infrav1.OpenStackMachineTemplateResource{Spec: infrav1.OpenStackMachineSpec{
+				Flavor: ptr.To("m1.small"), Image: infrav1.ImageParam{Filter: &infrav1.ImageFilter{Name: ptr.To("ubuntu")}}}}}}
+		return api.client.Create(ctx, probe, client.DryRunAll)
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 }
 
 func initProviders(t *testing.T, s *setup, api *apiServer) {

@@ -346,17 +346,25 @@ func hostileTenant(ctx context.Context, key client.ObjectKey, machine string) {
 	Expect(openstack.Network.DeleteNetwork(ctx, unmarked.ID)).To(Succeed())
 
 	By("finding the victim as it was")
+	expectVictimAsBefore(ctx, key, machine, before)
+}
+
+// expectVictimAsBefore waits until the victim (key, with machine) looks as before did: the
+// project's inventory, its load balancers, security group rules, server and DNSEndpoint; then
+// checks that DNS answers its zones' addresses and that it is Ready.
+func expectVictimAsBefore(ctx context.Context, key client.ObjectKey, machine string, before victimView) {
 	Eventually(func(g Gomega) {
 		now := viewVictim(ctx, g, key, machine)
-		g.Expect(now.inventory.Since(before.inventory)).To(BeEmpty(), "resources the tenant left")
-		g.Expect(before.inventory.Since(now.inventory)).To(BeEmpty(), "resources the tenant removed")
+		g.Expect(now.inventory.Since(before.inventory)).To(BeEmpty(), "resources the tenants left")
+		g.Expect(before.inventory.Since(now.inventory)).To(BeEmpty(), "resources the tenants removed")
 		g.Expect(now.loadBalancers).To(Equal(before.loadBalancers))
 		g.Expect(now.rules).To(Equal(before.rules))
 		g.Expect(now.server).To(Equal(before.server))
 		g.Expect(now.dnsEndpoint).To(Equal(before.dnsEndpoint))
 	}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
-	waitDNS(ctx, host, victim.Status.APIServerLoadBalancers[0].IP, victim.Status.APIServerLoadBalancers[1].IP)
-	Expect(conditionTrue(getCluster(ctx, Default, key).Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
+	victim := getCluster(ctx, Default, key)
+	waitDNS(ctx, victim.Spec.ControlPlaneEndpoint.Host, victim.Status.APIServerLoadBalancers[0].IP, victim.Status.APIServerLoadBalancers[1].IP)
+	Expect(conditionTrue(victim.Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
 }
 
 // createTenantCluster creates a Cluster and its OpenStackCluster in namespace ns.

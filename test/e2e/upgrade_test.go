@@ -80,6 +80,12 @@ var _ = Describe("An upgrade from the previous release with clusterctl", Ordered
 			WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		Expect(providerImage(ctx)).To(HaveSuffix(":"+previous), "the previous release runs")
 		before := upgradeState(ctx, Default, osc)
+		// What the previous release wrote is stored as v1beta1.
+		for _, name := range storagemigration.CRDs[:2] {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			Expect(kube.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
+			Expect(crd.Status.StoredVersions).To(ContainElement("v1beta1"), "%s: status.storedVersions under the previous release", name)
+		}
 
 		// Ready all along: watched from the upgrade's start until the new manager has reconciled.
 		stop := make(chan struct{})
@@ -148,7 +154,7 @@ var _ = Describe("An upgrade from the previous release with clusterctl", Ordered
 		// The previous release stores v1beta1: every CRD lists it until the new leader has
 		// rewritten each object (pkg/storagemigration) and trimmed the list.
 		Eventually(func(g Gomega) {
-			for _, name := range storagemigration.CRDs[:4] {
+			for _, name := range storagemigration.CRDs {
 				crd := &apiextensionsv1.CustomResourceDefinition{}
 				g.Expect(kube.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
 				g.Expect(crd.Status.StoredVersions).To(Equal([]string{"v1beta2"}), "%s: status.storedVersions", name)
