@@ -28,6 +28,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	infrav1beta2 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta2"
+	managerscheme "github.com/capo-multiaz/cluster-api-provider-openstack/pkg/scheme"
 )
 
 // scriptedReader answers Get with the CRD it holds, after panicking and failing as told; List
@@ -112,5 +117,80 @@ func TestUnsettled(t *testing.T) {
 		if wait := m.unsettled(crd); wait != step.wait {
 			t.Errorf("resourceVersion %s, %s later: want a wait of %s, got %s", step.resourceVersion, step.after, step.wait, wait)
 		}
+	}
+}
+
+// movable is a CRD whose storedVersions still list v1beta1, with two objects stored under it.
+func movable(t *testing.T, updates func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error,
+	statusUpdates func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error) (client.WithWatch, *Migrator) {
+	t.Helper()
+	scheme, err := managerscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "openstackclusters.infrastructure.cluster.x-k8s.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group:    "infrastructure.cluster.x-k8s.io",
+			Names:    apiextensionsv1.CustomResourceDefinitionNames{Plural: "openstackclusters", Kind: "OpenStackCluster", ListKind: "OpenStackClusterList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta1"}, {Name: "v1beta2", Storage: true}},
+		},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: []string{"v1beta1", "v1beta2"}},
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(crd).WithObjects(crd,
+		&infrav1beta2.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "one"}},
+		&infrav1beta2.OpenStackCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "two"}},
+	).WithInterceptorFuncs(interceptor.Funcs{Update: updates, SubResourceUpdate: statusUpdates}).Build()
+	// A clock a second further at every look: the CRD has been seen for the settle time at the
+	// second look.
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	m := &Migrator{Reader: c, Writer: c, Log: logr.Discard(), Settle: time.Second, Now: func() time.Time { now = now.Add(time.Second); return now }}
+	return c, m
+}
+
+func storedVersions(t *testing.T, c client.Client) []string {
+	t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: "openstackclusters.infrastructure.cluster.x-k8s.io"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	return crd.Status.StoredVersions
+}
+
+// An object written by someone else between the list and the rewrite (a conflict) is read again
+// and rewritten; both objects are moved, then storedVersions is trimmed.
+func TestMoveRewritesAnObjectChangedSinceTheList(t *testing.T) {
+	conflicts, writes := 0, 0
+	c, m := movable(t, func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+		writes++
+		if obj.GetName() == "one" && conflicts == 0 {
+			conflicts++
+			return apierrors.NewConflict(schema.GroupResource{Resource: "openstackclusters"}, "one", errors.New("changed since read"))
+		}
+		return c.Update(ctx, obj, opts...)
+	}, nil)
+	moved, err := m.Move(context.Background(), "openstackclusters.infrastructure.cluster.x-k8s.io")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved != 2 || writes != 3 || conflicts != 1 {
+		t.Fatalf("moved %d objects in %d writes (%d conflicts): want 2 in 3 (1)", moved, writes, conflicts)
+	}
+	if got := storedVersions(t, c); len(got) != 1 || got[0] != "v1beta2" {
+		t.Fatalf("storedVersions: want [v1beta2], got %v", got)
+	}
+}
+
+// A CRD changed between its read and the trim (its update conflicts) keeps its storedVersions:
+// the objects may have been listed under the old storage version.
+func TestMoveTrimsNothingWhenTheCRDChanged(t *testing.T) {
+	c, m := movable(t, nil, func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		return apierrors.NewConflict(schema.GroupResource{Resource: "customresourcedefinitions"}, obj.GetName(), errors.New("changed since read"))
+	})
+	if _, err := m.Move(context.Background(), "openstackclusters.infrastructure.cluster.x-k8s.io"); !apierrors.IsConflict(errors.Unwrap(err)) {
+		t.Fatalf("want the trim's conflict, got %v", err)
+	}
+	if got := storedVersions(t, c); len(got) != 2 {
+		t.Fatalf("storedVersions: want both kept, got %v", got)
 	}
 }
