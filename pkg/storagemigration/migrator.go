@@ -58,8 +58,12 @@ const (
 	pageSize = 100
 	// callTimeout bounds each call to the API server.
 	callTimeout = 30 * time.Second
-	// DefaultRetry is how long the Migrator waits after a pass that left a CRD unmoved.
+	// DefaultRetry is how long the Migrator waits after the first pass that failed to move a CRD;
+	// each further pass that fails doubles the wait, up to MaxRetry.
 	DefaultRetry = 30 * time.Second
+	// MaxRetry bounds the wait between passes that fail: an object the API server keeps refusing
+	// costs a log line every ten minutes, not every 30 s.
+	MaxRetry = 10 * time.Minute
 	// DefaultSettle is how long the Migrator must have seen a CRD unchanged before it rewrites
 	// its objects: the API servers take up a new storage version a moment after the CRD
 	// changes, and an object rewritten before that would stay in the old one.
@@ -67,8 +71,9 @@ const (
 )
 
 // Migrator moves every object of CRDs to its CRD's storage version, then trims the CRD's
-// status.storedVersions. As a manager Runnable it runs on the leader only, retries every Retry
-// until every CRD is moved, and then returns: it never stops the manager.
+// status.storedVersions. As a manager Runnable it runs on the leader only, retries (after Retry,
+// then twice as long after each pass that fails, up to MaxRetry) until every CRD is moved, and
+// then returns: it never stops the manager.
 type Migrator struct {
 	// Reader lists the objects and reads the CRDs, uncached.
 	Reader client.Reader
@@ -77,7 +82,7 @@ type Migrator struct {
 	Log    logr.Logger
 	// CRDs are the names of the CRDs to move; the package's CRDs when empty.
 	CRDs []string
-	// Retry is the wait after a pass that left a CRD unmoved; DefaultRetry when zero.
+	// Retry is the wait after the first pass that failed; DefaultRetry when zero.
 	Retry time.Duration
 	// Settle is how long the Migrator must have seen a CRD at the same resourceVersion before
 	// it rewrites its objects; DefaultSettle when zero. Measured on this process's clock alone,
@@ -121,9 +126,11 @@ func (m *Migrator) Start(ctx context.Context) error {
 	if len(left) == 0 {
 		left = CRDs
 	}
+	failures := 0 // passes in a row that failed to move a CRD
 	for {
 		var unmoved []string
-		next := retry
+		var settle time.Duration // the shortest wait of a CRD that is settling, 0 when none
+		failed := false
 		for _, name := range left {
 			err := m.safeMove(ctx, name)
 			var settling *settlingError
@@ -132,9 +139,12 @@ func (m *Migrator) Start(ctx context.Context) error {
 				continue
 			case errors.As(err, &settling):
 				m.Log.Info("Waiting before moving stored objects to the storage version", "crd", name, "reason", err.Error())
-				next = min(next, settling.wait)
+				if settle == 0 || settling.wait < settle {
+					settle = settling.wait
+				}
 			default:
-				m.Log.Error(err, "Moving stored objects to the storage version: will try again", "crd", name, "after", retry)
+				failed = true
+				m.Log.Error(err, "Moving stored objects to the storage version: will try again", "crd", name, "after", backoff(retry, failures+1))
 			}
 			unmoved = append(unmoved, name)
 		}
@@ -142,12 +152,30 @@ func (m *Migrator) Start(ctx context.Context) error {
 			return nil
 		}
 		left = unmoved
+		next := retry
+		if failed {
+			failures++
+			next = backoff(retry, failures)
+		}
+		if settle > 0 {
+			next = min(next, settle)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(next):
 		}
 	}
+}
+
+// backoff is the wait after the failures-th failed pass in a row: base, doubled for each
+// failure after the first, at most MaxRetry.
+func backoff(base time.Duration, failures int) time.Duration {
+	wait := base
+	for i := 1; i < failures && wait < MaxRetry; i++ {
+		wait *= 2
+	}
+	return min(wait, MaxRetry)
 }
 
 // safeMove is Move with a panic turned into its error.

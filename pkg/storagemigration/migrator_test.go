@@ -194,3 +194,23 @@ func TestMoveTrimsNothingWhenTheCRDChanged(t *testing.T) {
 		t.Fatalf("storedVersions: want both kept, got %v", got)
 	}
 }
+
+// A pass that fails waits Retry, each further one in a row twice as long, never more than
+// MaxRetry: an object the API server keeps refusing is not logged every 30 s forever.
+func TestBackoffDoublesUpToMaxRetry(t *testing.T) {
+	for _, tc := range []struct {
+		failures int
+		want     time.Duration
+	}{
+		{0, DefaultRetry},
+		{1, DefaultRetry},
+		{2, time.Minute},
+		{5, 8 * time.Minute},
+		{6, MaxRetry},
+		{1000, MaxRetry},
+	} {
+		if got := backoff(DefaultRetry, tc.failures); got != tc.want {
+			t.Errorf("after %d failed passes: want a wait of %s, got %s", tc.failures, tc.want, got)
+		}
+	}
+}
