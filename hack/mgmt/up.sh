@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts a Cluster API management cluster on this machine, the way a user makes one: the
 # single-node Kubernetes of hack/kube, then `clusterctl init` with a clusterctl configuration that
-# points at local files (nothing here reaches a release download): Cluster API's core provider
+# points at local files (nothing here reaches a release download): Cluster API's core provider and
+# its kubeadm bootstrap and control plane providers, as `clusterctl init` installs by default
 # (hack/cluster-api.sh release), this provider's release (make release: out/) and cert-manager's
 # release manifest (hack/cert-manager.sh), which clusterctl installs first. Their images are built
 # here and imported into the node's containerd. Idempotent: when it is up, prints where and returns.
@@ -53,7 +54,9 @@ kubectl() { "${CAPO_CACHE_DIR}/kubernetes/v${KUBERNETES_VERSION}/kubectl" "$@"; 
 
 # The images the components name, imported as a registry would have served them.
 t=$SECONDS
-for i in "$cert_manager"/images/*.tar "$capi_release/image.tar"; do kube_import "$i"; done
+for i in "$cert_manager"/images/*.tar "$capi_release"/image.tar "$capi_release"/bootstrap-image.tar "$capi_release"/control-plane-image.tar; do
+  kube_import "$i"
+done
 manager_image="$(sed -n 's/^ *image: \(.*cluster-api-provider-openstack:.*\)$/\1/p' "$root/out/infrastructure-components.yaml" | head -1)"
 kube_import "$root/out/image/manager-$version-linux-$(go env GOARCH).tar" "$manager_image"
 log "images imported into the node's containerd ($((SECONDS - t))s)"
@@ -62,10 +65,14 @@ log "images imported into the node's containerd ($((SECONDS - t))s)"
 repo="$dir/repository"
 rm -rf "$repo" && mkdir -p "$repo"
 capi_dir="$repo/cluster-api/${CLUSTER_API_VERSION}"
+kb_dir="$repo/bootstrap-kubeadm/${CLUSTER_API_VERSION}"
+kcp_dir="$repo/control-plane-kubeadm/${CLUSTER_API_VERSION}"
 ours_dir="$repo/infrastructure-openstack/$version"
 cm_dir="$repo/cert-manager/${CERT_MANAGER_VERSION}"
-mkdir -p "$capi_dir" "$ours_dir" "$cm_dir"
+mkdir -p "$capi_dir" "$kb_dir" "$kcp_dir" "$ours_dir" "$cm_dir"
 cp "$capi_release/core-components.yaml" "$capi_release/metadata.yaml" "$capi_dir/"
+cp "$capi_release/bootstrap-components.yaml" "$capi_release/metadata.yaml" "$kb_dir/"
+cp "$capi_release/control-plane-components.yaml" "$capi_release/metadata.yaml" "$kcp_dir/"
 cp "$root"/out/*.yaml "$ours_dir/"
 cp "$cert_manager/cert-manager.yaml" "$cm_dir/"
 cat >"$repo/clusterctl.yaml" <<EOF
@@ -73,6 +80,12 @@ providers:
 - name: cluster-api
   type: CoreProvider
   url: file://$capi_dir/core-components.yaml
+- name: kubeadm
+  type: BootstrapProvider
+  url: file://$kb_dir/bootstrap-components.yaml
+- name: kubeadm
+  type: ControlPlaneProvider
+  url: file://$kcp_dir/control-plane-components.yaml
 - name: openstack
   type: InfrastructureProvider
   url: file://$ours_dir/infrastructure-components.yaml
@@ -111,11 +124,20 @@ export CLUSTERCTL_DISABLE_VERSIONCHECK=true
 if [ -z "$(kubectl get providers.clusterctl.cluster.x-k8s.io -A -o name 2>/dev/null)" ]; then
   t=$SECONDS
   "$clusterctl" init --config "$repo/clusterctl.yaml" --kubeconfig "$kubeconfig" \
-    --core "cluster-api:${CLUSTER_API_VERSION}" --bootstrap - --control-plane - \
+    --core "cluster-api:${CLUSTER_API_VERSION}" --bootstrap "kubeadm:${CLUSTER_API_VERSION}" --control-plane "kubeadm:${CLUSTER_API_VERSION}" \
     --infrastructure "openstack:$version" --wait-providers --wait-provider-timeout 300 >"$dir/logs/clusterctl-init.log" 2>&1 ||
     { cat "$dir/logs/clusterctl-init.log" >&2; log "clusterctl init failed"; exit 1; }
   echo "clusterctl_init_seconds=$((SECONDS - t))" >"$dir/init"
-  log "clusterctl init: cert-manager ${CERT_MANAGER_VERSION}, Cluster API ${CLUSTER_API_VERSION} and this provider $version ready in $((SECONDS - t))s"
+  log "clusterctl init: cert-manager ${CERT_MANAGER_VERSION}, Cluster API ${CLUSTER_API_VERSION} (core, kubeadm bootstrap and control plane) and this provider $version ready in $((SECONDS - t))s"
+fi
+# A cluster whose state was kept from before the kubeadm providers were installed here gets them:
+# `clusterctl init` on a cluster with a core provider installs only what it is asked for.
+providers="$(kubectl get providers.clusterctl.cluster.x-k8s.io -A -o name)"
+if ! grep -q '/bootstrap-kubeadm$' <<<"$providers"; then
+  "$clusterctl" init --config "$repo/clusterctl.yaml" --kubeconfig "$kubeconfig" \
+    --bootstrap "kubeadm:${CLUSTER_API_VERSION}" --control-plane "kubeadm:${CLUSTER_API_VERSION}" \
+    --wait-providers --wait-provider-timeout 300 >"$dir/logs/clusterctl-init-kubeadm.log" 2>&1 ||
+    { cat "$dir/logs/clusterctl-init-kubeadm.log" >&2; log "clusterctl init of the kubeadm providers failed"; exit 1; }
 fi
 
 # peer NAME COMMAND... runs COMMAND as a process of this machine, started again a second after it

@@ -16,8 +16,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package e2e drives the provider end to end: a real management plane (kube-apiserver, the
-// Cluster API core manager and this provider's manager, see hack/mgmt) against a real OpenStack
+// Package e2e drives the provider end to end: a real management plane (kube-apiserver, Cluster
+// API's core and kubeadm managers and this provider's manager, see hack/mgmt) against a real OpenStack
 // (Keystone, Neutron, Nova, Octavia: hack/local-openstack, devstack or any cloud given a
 // clouds.yaml). Every scenario checks what it expects through the OpenStack APIs, not only
 // through the provider's status, and every cluster it deletes must leave nothing behind.
@@ -36,6 +36,8 @@ limitations under the License.
 //	                            set for the local OpenStack); without it the specs that need one are skipped
 //	CAPO_MGMT_DIR               the management plane's directory: its ready file says where its
 //	                            provider metrics and its DNS server (ExternalDNS publishes there) are
+//	CAPO_UPSTREAM_FILES         upstream CAPO's files as SOURCES names them (default: ../shared/upstream-v1beta2
+//	                            beside the work tree); the default-template spec is skipped without them
 //	CAPO_E2E_RIG_RANGES         the address ranges that never leave this machine (hack/lib.sh:
 //	                            RIG_RANGES, set for the local OpenStack): every subnet in the
 //	                            project after a spec's body must lie in one of them
