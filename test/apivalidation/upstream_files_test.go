@@ -39,6 +39,7 @@ import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/localenv"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/internal/preflight"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/test/envtestutil"
+	"github.com/capo-multiaz/cluster-api-provider-openstack/test/framework"
 )
 
 // Upstream CAPO's own files (../shared/upstream-v1beta2 beside the work tree; its SOURCES names
@@ -48,24 +49,18 @@ import (
 // the other version with nothing lost; each patch of upstream's ClusterClass names a field of
 // this provider's schema.
 
-// upstreamFilesDir is where upstream's files are: $CAPO_UPSTREAM_FILES, else the shared
-// directory beside the work tree (or the workspace's).
+// upstreamFilesDir is where upstream's files are (framework.UpstreamFilesDir); the test is skipped
+// on a machine that has none.
 func upstreamFilesDir(t *testing.T) string {
 	t.Helper()
-	candidates := []string{os.Getenv("CAPO_UPSTREAM_FILES"), filepath.Join(envtestutil.RepoRoot(), "..", "shared", "upstream-v1beta2"), "/work/shared/upstream-v1beta2"}
-	for _, dir := range candidates {
-		if dir == "" {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, "SOURCES")); err == nil {
-			return dir
-		}
+	dir, err := framework.UpstreamFilesDir(envtestutil.RepoRoot())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if os.Getenv("CAPO_UPSTREAM_FILES") != "" {
-		t.Fatalf("CAPO_UPSTREAM_FILES=%s holds no SOURCES", os.Getenv("CAPO_UPSTREAM_FILES"))
+	if dir == "" {
+		t.Skip("upstream CAPO's files are not on this machine (set CAPO_UPSTREAM_FILES to their directory)")
 	}
-	t.Skip("upstream CAPO's files are not on this machine (set CAPO_UPSTREAM_FILES to their directory)")
-	return ""
+	return dir
 }
 
 // upstreamVariables are the values clusterctl would be given for upstream's templates.

@@ -143,21 +143,16 @@ var _ = Describe("Upstream's default cluster template", Ordered, func() {
 })
 
 // upstreamFile is the path of one of upstream CAPO's files kept unchanged beside the work tree
-// (../shared/upstream-v1beta2, or $CAPO_UPSTREAM_FILES); the spec is skipped, saying so, on a
-// machine that has none.
+// (framework.UpstreamFilesDir); the spec is skipped, saying so, on a machine that has none.
 func upstreamFile(rel string) string {
-	root, _ := filepath.Abs(filepath.Join("..", ".."))
-	for _, dir := range []string{os.Getenv("CAPO_UPSTREAM_FILES"), filepath.Join(root, "..", "shared", "upstream-v1beta2"), "/work/shared/upstream-v1beta2"} {
-		if dir == "" {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, "SOURCES")); err == nil {
-			return filepath.Join(dir, rel)
-		}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	Expect(err).NotTo(HaveOccurred())
+	dir, err := framework.UpstreamFilesDir(root)
+	Expect(err).NotTo(HaveOccurred())
+	if dir == "" {
+		Skip("upstream CAPO's files are not on this machine (set CAPO_UPSTREAM_FILES to their directory)")
 	}
-	Expect(os.Getenv("CAPO_UPSTREAM_FILES")).To(BeEmpty(), "CAPO_UPSTREAM_FILES holds no SOURCES")
-	Skip("upstream CAPO's files are not on this machine (set CAPO_UPSTREAM_FILES to their directory)")
-	return ""
+	return filepath.Join(dir, rel)
 }
 
 // envrcVariables are the identity variables upstream's templates/env.rc exports for cloud of
