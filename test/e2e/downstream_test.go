@@ -143,9 +143,7 @@ additionalBlockDevices:
 		var docs []string
 		for shape, spec := range shapes {
 			docs = append(docs, machineTemplateYAML(name+"-"+shape, spec), machineDeploymentYAML(name, name+"-"+shape))
-			secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-" + shape + "-bootstrap", Namespace: namespace},
-				Data: map[string][]byte{"value": []byte("#cloud-config\n"), "format": []byte("cloud-config")}}
-			Expect(kube.Create(ctx, secret)).To(Succeed())
+			secret := createBootstrapSecret(ctx, namespace, name+"-"+shape)
 			DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(kube.Delete(ctx, secret))).To(Succeed()) }, NodeTimeout(time.Minute))
 		}
 		// Registered before the apply, and so run before the identity Secrets go: a spec that

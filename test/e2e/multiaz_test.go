@@ -436,9 +436,7 @@ func createControlPlaneMachine(ctx context.Context, clusterName, zone string) st
 // createMachine creates a Machine with its bootstrap data Secret and OpenStackMachine (the
 // suite's flavor and image, then edits) in namespace ns, as Cluster API would.
 func createMachine(ctx context.Context, ns, clusterName, name, zone string, controlPlane bool, edits ...func(*infrav1.OpenStackMachineSpec)) {
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-bootstrap", Namespace: ns},
-		Data: map[string][]byte{"value": []byte("#cloud-config\n"), "format": []byte("cloud-config")}}
-	Expect(kube.Create(ctx, secret)).To(Succeed())
+	secret := createBootstrapSecret(ctx, ns, name)
 	osm := &infrav1.OpenStackMachine{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}},
 		Spec: infrav1.OpenStackMachineSpec{
@@ -464,6 +462,15 @@ func createMachine(ctx context.Context, ns, clusterName, name, zone string, cont
 		},
 	}
 	Expect(kube.Create(ctx, machine)).To(Succeed())
+}
+
+// createBootstrapSecret creates the Secret <name>-bootstrap in namespace ns with bootstrap data
+// that does nothing, as a bootstrap provider would for machine name, and returns it.
+func createBootstrapSecret(ctx context.Context, ns, name string) *corev1.Secret {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-bootstrap", Namespace: ns},
+		Data: map[string][]byte{"value": []byte("#cloud-config\n"), "format": []byte("cloud-config")}}
+	Expect(kube.Create(ctx, secret)).To(Succeed())
+	return secret
 }
 
 func internalIP(osm *infrav1.OpenStackMachine) string {
