@@ -277,6 +277,14 @@ func setupControllers(ctx context.Context, mgr manager.Manager, o *options) erro
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: o.machineConcurrency}); err != nil {
 		return fmt.Errorf("setting up the OpenStackMachine controller: %w", err)
 	}
+	if err := (&controllers.OpenStackFloatingIPPoolReconciler{
+		Client:           mgr.GetClient(),
+		Recorder:         mgr.GetEventRecorder("openstackfloatingippool-controller"),
+		ScopeFactory:     factory,
+		WatchFilterValue: o.watchFilterValue,
+	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: o.machineConcurrency}); err != nil {
+		return fmt.Errorf("setting up the OpenStackFloatingIPPool controller: %w", err)
+	}
 	// After an upgrade that changed a CRD's storage version, the leader rewrites the stored
 	// objects in it and trims the CRD's status.storedVersions (docs/api.md).
 	if err := mgr.Add(&storagemigration.Migrator{

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -69,6 +70,8 @@ type OpenStackMachineReconciler struct {
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=openstackmachines/status;openstackmachines/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machines;machines/status,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ipam.cluster.x-k8s.io,resources=ipaddressclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=ipam.cluster.x-k8s.io,resources=ipaddresses,verbs=get;list;watch
 
 // SetupWithManager registers the reconciler. Besides OpenStackMachines it watches their
 // Machines (bootstrap data, deletion), Clusters (infrastructure provisioned, pause) and
@@ -100,12 +103,14 @@ func (r *OpenStackMachineReconciler) SetupWithManager(ctx context.Context, mgr c
 			handler.EnqueueRequestsFromMapFunc(r.controlPlaneMachinesOfDeleted),
 			builder.WithPredicates(deletionsOnly()),
 		).
+		// The claim of a machine's floating IP from a pool: its answer brings the machine back.
+		Owns(&ipamv1.IPAddressClaim{}).
 		Complete(r)
 }
 
 // machineConditionTypes are every condition type this controller writes on some machine:
 // upstream's left no other.
-var machineConditionTypes = []string{infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition}
+var machineConditionTypes = []string{infrav1.InstanceReadyCondition, infrav1.APIServerIngressReadyCondition, infrav1.FloatingAddressFromPoolReadyCondition}
 
 // Reconcile brings one OpenStackMachine's server, ports and load balancer membership to what
 // its spec and its cluster ask for.
@@ -172,12 +177,17 @@ type machineReconcile struct {
 }
 
 // conditionTypes are the conditions the controller owns on this machine, besides Ready and
-// Paused: APIServerIngressReady only on control plane machines.
+// Paused: APIServerIngressReady only on control plane machines, FloatingAddressFromPoolReady only
+// on machines with a floatingIPPoolRef.
 func (m *machineReconcile) conditionTypes() []string {
+	types := []string{infrav1.InstanceReadyCondition}
 	if m.controlPlane {
-		return machineConditionTypes
+		types = append(types, infrav1.APIServerIngressReadyCondition)
 	}
-	return machineConditionTypes[:1]
+	if m.osm.Spec.FloatingIPPoolRef != nil {
+		types = append(types, infrav1.FloatingAddressFromPoolReadyCondition)
+	}
+	return types
 }
 
 func (m *machineReconcile) identityRef() *infrav1.OpenStackIdentityReference {
@@ -240,7 +250,14 @@ func (m *machineReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 	}
 	f.instance = m.reconcileInstance(ctx)
 	done := outcomes{f.instance.Outcome}
-	if f.instance.server == nil || !m.controlPlane {
+	if f.instance.server == nil {
+		return done.result()
+	}
+	if m.osm.Spec.FloatingIPPoolRef != nil && f.instance.server.Status == "ACTIVE" {
+		f.poolAddress = m.reconcilePoolAddress(ctx, f.instance.server)
+		done = append(done, f.poolAddress.Outcome)
+	}
+	if !m.controlPlane {
 		return done.result()
 	}
 	f.ingress = m.reconcileIngress(ctx, f.instance.server)

@@ -42,10 +42,11 @@ type machineFindings struct {
 	// OpenStackCluster is missing.
 	waitingForCluster bool
 	// identity is why the credentials did not work.
-	identity error
-	instance *instanceFound
-	ingress  *ingressFound
-	deletion *machineDeletionFound
+	identity    error
+	instance    *instanceFound
+	ingress     *ingressFound
+	poolAddress *poolAddressFound
+	deletion    *machineDeletionFound
 }
 
 // instanceFound is what the instance phase found.
@@ -95,6 +96,9 @@ func setMachineStatus(osm *infrav1.OpenStackMachine, w *warnings, types []string
 		setInstanceFound(osm, w, f.instance)
 		if f.ingress != nil {
 			setIngressCondition(osm, w, f.ingress)
+		}
+		if f.poolAddress != nil {
+			setPoolAddressCondition(osm, w, f.poolAddress)
 		}
 	}
 	setSummary(osm, types)
@@ -289,4 +293,17 @@ func addressList(addresses []clusterv1.MachineAddress) string {
 		}
 	}
 	return strings.Join(ips, ", ")
+}
+
+// setPoolAddressCondition records what the pool address phase found.
+func setPoolAddressCondition(osm *infrav1.OpenStackMachine, w *warnings, found *poolAddressFound) {
+	switch {
+	case found.Err != nil:
+		setFailure(osm, w, infrav1.FloatingAddressFromPoolReadyCondition, found.Err)
+	case found.waiting != "":
+		setCondition(osm, infrav1.FloatingAddressFromPoolReadyCondition, metav1.ConditionFalse, infrav1.WaitingForPoolAddressReason, found.waiting)
+	default:
+		setCondition(osm, infrav1.FloatingAddressFromPoolReadyCondition, metav1.ConditionTrue, infrav1.ReadyReason,
+			"floating IP "+found.address+" from the pool is on the server's port")
+	}
 }

@@ -65,6 +65,10 @@ func (m *machineReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	}
 	d := &machineDeletionFound{}
 	m.found.deletion = d
+	if err := m.deleteClaim(ctx); err != nil {
+		d.instanceErr = err
+		return ctrl.Result{}, err
+	}
 	if m.controlPlane && m.osc != nil {
 		done, err := m.loadBalancers().RemoveMachine(ctx, loadbalancer.RecordedInput(m.osc, m.cluster.Name), m.osm.Name)
 		if err != nil {

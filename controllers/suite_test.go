@@ -179,6 +179,13 @@ func startManager(ctx context.Context) (chan error, error) {
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return nil, err
 	}
+	if err := (&OpenStackFloatingIPPoolReconciler{
+		Client:       mgr.GetClient(),
+		Recorder:     mgr.GetEventRecorder("openstackfloatingippool-controller"),
+		ScopeFactory: clouds,
+	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 2}); err != nil {
+		return nil, err
+	}
 	if err := (&OpenStackMachineTemplateReconciler{Client: mgr.GetClient(), ScopeFactory: clouds}).
 		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 2}); err != nil {
 		return nil, err

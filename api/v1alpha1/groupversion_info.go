@@ -17,7 +17,8 @@ limitations under the License.
 // Package v1alpha1 is the infrastructure.cluster.x-k8s.io/v1alpha1 API of the OpenStack
 // provider: the kinds upstream CAPO serves in that version and this provider takes as they are.
 // It holds OpenStackClusterIdentity, the cluster-scoped credential an identityRef of type
-// ClusterIdentity names.
+// ClusterIdentity names, and OpenStackFloatingIPPool, the IPAM pool of floating IPs a machine's
+// floatingIPPoolRef names.
 // +kubebuilder:object:generate=true
 // +groupName=infrastructure.cluster.x-k8s.io
 package v1alpha1
@@ -40,7 +41,8 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &OpenStackClusterIdentity{}, &OpenStackClusterIdentityList{})
+	scheme.AddKnownTypes(GroupVersion, &OpenStackClusterIdentity{}, &OpenStackClusterIdentityList{},
+		&OpenStackFloatingIPPool{}, &OpenStackFloatingIPPoolList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

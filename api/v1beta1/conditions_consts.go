@@ -158,6 +158,16 @@ const (
 	InstanceDeletedReason = "InstanceDeleted"
 	// WaitingForInstanceReason means load balancer membership waits for the server's address.
 	WaitingForInstanceReason = "WaitingForInstance"
+
+	// FloatingAddressFromPoolReadyCondition says the floating IP the machine's floatingIPPoolRef
+	// claims is on the server's port. Set only on machines with a floatingIPPoolRef.
+	FloatingAddressFromPoolReadyCondition = "FloatingAddressFromPoolReady"
+	// WaitingForPoolAddressReason: the pool has not answered the machine's IPAddressClaim yet, or
+	// the server has no fixed address yet.
+	WaitingForPoolAddressReason = "WaitingForPoolAddress"
+	// FloatingIPPoolRefErrorReason: spec.floatingIPPoolRef cannot be followed (no API group, a
+	// claim of that name that is not the machine's, an address that answers another claim).
+	FloatingIPPoolRefErrorReason = "FloatingIPPoolRefError"
 	// NoLoadBalancerInAvailabilityZoneReason means a control plane machine's availability zone
 	// has no API server load balancer and allowCrossAZLoadBalancerMembers is off, so the machine
 	// gets no API traffic. The message names the zone.

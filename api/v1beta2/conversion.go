@@ -427,6 +427,7 @@ func machineSpecToHub(src *OpenStackMachineSpec, dst *infrav1.OpenStackMachineSp
 		RootVolume:                        src.RootVolume,
 		AdditionalBlockDevices:            src.AdditionalBlockDevices,
 		IdentityRef:                       src.IdentityRef,
+		FloatingIPPoolRef:                 src.FloatingIPPoolRef,
 	}
 	if src.Flavor.Filter != nil {
 		dst.Flavor = src.Flavor.Filter.Name
@@ -455,6 +456,7 @@ func machineSpecFromHub(src *infrav1.OpenStackMachineSpec, dst *OpenStackMachine
 		RootVolume:                        src.RootVolume,
 		AdditionalBlockDevices:            src.AdditionalBlockDevices,
 		IdentityRef:                       src.IdentityRef,
+		FloatingIPPoolRef:                 src.FloatingIPPoolRef,
 	}
 	if src.Flavor != nil {
 		dst.Flavor.Filter = &FlavorFilter{Name: src.Flavor}

@@ -17,6 +17,7 @@ limitations under the License.
 package v1beta2
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -120,6 +121,14 @@ type OpenStackMachineSpec struct {
 	// when it is not set.
 	// +optional
 	IdentityRef *infrav1.OpenStackIdentityReference `json:"identityRef,omitempty"`
+
+	// FloatingIPPoolRef names an IP address pool, in the machine's namespace, to take a floating
+	// IP from (an OpenStackFloatingIPPool, or another IPAM provider's pool whose addresses are
+	// floating IPs of the machine's project): the controller claims an address with an
+	// IPAddressClaim named after the machine and puts it on the server's first port. Deleting
+	// the machine gives the address back to the pool.
+	// +optional
+	FloatingIPPoolRef *corev1.TypedLocalObjectReference `json:"floatingIPPoolRef,omitempty"`
 }
 
 // FlavorParam selects a Nova flavor: by ID, or by a filter.

@@ -22,6 +22,7 @@ package v1beta2
 
 import (
 	"github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	corev1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -705,6 +706,11 @@ func (in *OpenStackMachineSpec) DeepCopyInto(out *OpenStackMachineSpec) {
 		in, out := &in.IdentityRef, &out.IdentityRef
 		*out = new(v1beta1.OpenStackIdentityReference)
 		**out = **in
+	}
+	if in.FloatingIPPoolRef != nil {
+		in, out := &in.FloatingIPPoolRef, &out.FloatingIPPoolRef
+		*out = new(corev1.TypedLocalObjectReference)
+		(*in).DeepCopyInto(*out)
 	}
 }
 

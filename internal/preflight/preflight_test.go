@@ -55,7 +55,7 @@ func TestEveryFieldTheSwitchWouldLoseIsNamedByItsPath(t *testing.T) {
 	g := NewWithT(t)
 	ours, err := OurSchemas()
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(ours).To(HaveLen(9), "four kinds, each in v1beta1 and v1beta2, and OpenStackClusterIdentity in v1alpha1")
+	g.Expect(ours).To(HaveLen(10), "four kinds, each in v1beta1 and v1beta2, and OpenStackClusterIdentity and OpenStackFloatingIPPool in v1alpha1")
 
 	var all []Finding
 	for _, obj := range upstreamObjects(t) {
@@ -72,6 +72,7 @@ func TestEveryFieldTheSwitchWouldLoseIsNamedByItsPath(t *testing.T) {
 		"NOTE OpenStackCluster team-a/plain status",
 		"NOTE OpenStackCluster team-a/plain status.failureDomains",
 		// image.imageRef is resolved through ORC's Image as upstream did (no finding).
+		// floatingIPPoolRef: the pool answers the machine's claim as upstream's did (no finding).
 		"NOTE OpenStackMachine team-a/cp-0 status.instanceID",
 		// ports[0].vnicType is passed to Neutron as upstream did (no finding).
 		// rootVolume and additionalBlockDevices are made as upstream made them (no finding).

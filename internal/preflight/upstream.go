@@ -31,11 +31,10 @@ import (
 // losing it means in the cloud. Checked against upstream's v0.14.7 CRDs and controllers, and its
 // v1beta2 API definitions (the module proxy serves no v0.15 release to run).
 
-// prunedWhy says, per field name, what upstream did with a field this provider's CRDs lack.
-var prunedWhy = map[string]string{
-	"floatingIPPoolRef": "the machine's floating IP from an OpenStackFloatingIPPool: the address stays on the server, but nothing releases it",
-	"primarySubnet":     "upstream v0.15's choice of the subnet for the load balancer VIP and members among several: this provider uses the first subnet",
-}
+// prunedWhy says, per field name, what upstream did with a field this provider's CRDs lack:
+// none at present (primarySubnet and floatingIPPoolRef are served), so every such field is
+// reported as "a field upstream's CRD has".
+var prunedWhy = map[string]string{}
 
 var index = regexp.MustCompile(`\[[^\]]*\]`)
 
@@ -78,8 +77,9 @@ var honoured = map[string][]func(version string, spec map[string]any) (path, why
 // OpenStackCluster and OpenStackMachine.
 var ourFinalizers = []string{infrav1.ClusterFinalizer, infrav1.MachineFinalizer}
 
-// upstreamOnlyKinds are upstream's kinds this provider does not serve: objects of them are not
-// reconciled after the switch.
+// upstreamOnlyKinds are upstream's kinds the pre-flight lists each object of: OpenStackServer,
+// which this provider does not serve (its objects are not reconciled after the switch), and
+// OpenStackFloatingIPPool, which it serves with a difference for the addresses upstream allocated.
 var upstreamOnlyKinds = []struct {
 	gvk      schema.GroupVersionKind
 	severity Severity
@@ -87,6 +87,6 @@ var upstreamOnlyKinds = []struct {
 }{
 	{schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "OpenStackServer"}, Note,
 		"upstream's record of one server (a machine's or the bastion's); this provider finds a machine's server from the OpenStackMachine (status.instanceID, then the server's name), and the bastion's by its name (<cluster>-bastion) on the cluster network, and does not use it. It keeps upstream's finalizer: once the switch is done, remove the finalizer and delete the object (docs/switching-from-upstream.md)"},
-	{schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "OpenStackFloatingIPPool"}, Lost,
-		"floating IP pools are not supported: machines keep their addresses, but nothing allocates new ones or releases these"},
+	{schema.GroupVersionKind{Group: Group, Version: "v1alpha1", Kind: "OpenStackFloatingIPPool"}, Note,
+		"served by this provider as it is: the pool goes on answering its IPAddressClaims, and machines keep their addresses. The floating IPs upstream allocated for it (tagged cluster-api-provider-openstack-fip-pool-<name>) carry no mark of this provider: when their claim goes they are taken off the port and kept in the project, never handed out again nor released; list them in spec.preAllocatedFloatingIPs to have them handed out, or release them by hand (docs/floating-ip-pools.md)"},
 }

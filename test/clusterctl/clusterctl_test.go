@@ -244,7 +244,7 @@ func componentsDryRun(t *testing.T, s *setup, api *apiServer) {
 		}
 		g.Expect(api.client.Create(context.Background(), obj, client.DryRunAll)).To(Succeed(), "%s %s", obj.GetKind(), obj.GetName())
 	}
-	g.Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 5), "four kinds of the Cluster API contract, and OpenStackClusterIdentity")
+	g.Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 6), "four kinds of the Cluster API contract, OpenStackClusterIdentity and OpenStackFloatingIPPool")
 	g.Expect(kinds).To(HaveKeyWithValue("Deployment", 1))
 	g.Expect(kinds).To(HaveKeyWithValue("Certificate", 1))
 	g.Expect(kinds).To(HaveKeyWithValue("ValidatingWebhookConfiguration", 1))

@@ -20,18 +20,25 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capo-multiaz/cluster-api-provider-openstack/api/v1beta1"
@@ -210,6 +217,89 @@ additionalBlockDevices:
 			return left
 		}).WithTimeout(2*time.Minute).WithPolling(2*time.Second).Should(BeEmpty(), "the machines' volumes")
 	}, NodeTimeout(12*time.Minute))
+
+	It("gives a machine a floating IP from upstream's OpenStackFloatingIPPool, and releases it with the machine and the pool", func(ctx SpecContext) {
+		pool := name + "-pool"
+		shapes := map[string]string{"pooled": fmt.Sprintf(`
+flavor: %s
+image:
+  filter:
+    name: %s
+floatingIPPoolRef:
+  apiGroup: infrastructure.cluster.x-k8s.io
+  kind: OpenStackFloatingIPPool
+  name: %s
+`, cfg.flavor, cfg.image, pool)}
+		// The pool in upstream's v1alpha1 shape, with the cluster's credentials.
+		poolYAML := fmt.Sprintf(`apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: OpenStackFloatingIPPool
+metadata:
+  name: %s
+spec:
+  identityRef:
+    name: cloud
+    cloudName: %s
+  floatingIPNetwork:
+    filter:
+      name: %s
+  maxIPs: 1
+  reclaimPolicy: Delete
+`, pool, cfg.cloudName, cfg.externalNetwork)
+		secret := createBootstrapSecret(ctx, namespace, name+"-pooled")
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(kube.Delete(ctx, secret))).To(Succeed()) }, NodeTimeout(time.Minute))
+		poolObj := &unstructured.Unstructured{}
+		poolObj.SetGroupVersionKind(schema.GroupVersionKind{Group: infrav1.GroupVersion.Group, Version: "v1alpha1", Kind: "OpenStackFloatingIPPool"})
+		poolObj.SetNamespace(namespace)
+		poolObj.SetName(pool)
+		// Registered before the apply: the machine goes first, then the pool.
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(kube.Delete(ctx, poolObj))).To(Succeed())
+			waitGone(ctx, poolObj)
+		}, NodeTimeout(6*time.Minute))
+		DeferCleanup(func(ctx SpecContext) { deleteDeployments(ctx, name, shapes) }, NodeTimeout(6*time.Minute))
+		docs := []string{poolYAML, machineTemplateYAML(name+"-pooled", shapes["pooled"]), machineDeploymentYAML(name, name+"-pooled")}
+		run(ctx, strings.Join(docs, "---\n"), planeTool("kubectl"), "apply", "--validate=strict", "-n", namespace, "-f", "-")
+
+		var osm *infrav1.OpenStackMachine
+		Eventually(func(g Gomega) {
+			osm = deploymentMachine(ctx, g, name+"-pooled")
+			g.Expect(conditionTrue(osm.Status.Conditions, infrav1.FloatingAddressFromPoolReadyCondition)).To(Succeed())
+			g.Expect(conditionTrue(osm.Status.Conditions, infrav1.ReadyCondition)).To(Succeed())
+		}).WithTimeout(5*time.Minute).WithPolling(2*time.Second).Should(Succeed(), "the machine is ready with its floating IP")
+
+		By("the pool's floating IP, described with its mark, is on the server's port in Neutron")
+		claim := &ipamv1.IPAddressClaim{}
+		Expect(kube.Get(ctx, client.ObjectKeyFromObject(osm), claim)).To(Succeed())
+		address := &ipamv1.IPAddress{}
+		Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: claim.Status.AddressRef.Name}, address)).To(Succeed())
+		fips, err := openstack.Network.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: address.Spec.Address})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fips).To(HaveLen(1))
+		fip := fips[0]
+		Expect(fip.Description).To(Equal("Cluster API OpenStack provider: floating IP pool " + namespace + "/" + pool))
+		onServer, err := openstack.Network.ListPorts(ctx, ports.ListOpts{DeviceID: ptr.Deref(osm.Status.InstanceID, "")})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(onServer).To(HaveLen(1))
+		Expect(fip.PortID).To(Equal(onServer[0].ID))
+		Eventually(func(g Gomega) {
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(poolObj.GroupVersionKind())
+			g.Expect(kube.Get(ctx, client.ObjectKeyFromObject(poolObj), got)).To(Succeed())
+			claimed, _, _ := unstructured.NestedStringSlice(got.Object, "status", "claimedIPs")
+			g.Expect(claimed).To(ConsistOf(fip.FloatingIP))
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed(), "the pool's status lists the address")
+
+		By("deleting the MachineDeployment: the pool releases the address (reclaimPolicy Delete)")
+		deleteDeployments(ctx, name, shapes)
+		Eventually(func(g Gomega) {
+			_, err := openstack.Network.GetFloatingIP(ctx, fip.ID)
+			g.Expect(gophercloud.ResponseCodeIs(err, http.StatusNotFound)).To(BeTrue(), "%v", err)
+		}).WithTimeout(2*time.Minute).WithPolling(2*time.Second).Should(Succeed(), "floating IP %s is released", fip.FloatingIP)
+
+		By("deleting the pool: it goes, and the cluster's deletion then finds the project as it was")
+		Expect(kube.Delete(ctx, poolObj)).To(Succeed())
+		waitGone(ctx, poolObj)
+	}, NodeTimeout(10*time.Minute))
 })
 
 // deleteDeployments deletes the MachineDeployments <name>-<shape> of shapes at once, and waits

@@ -45,11 +45,22 @@ func (s *Service) ResolveExternalNetwork(ctx context.Context, spec *infrav1.Open
 	if ptr.Deref(spec.DisableExternalNetwork, false) {
 		return nil, nil
 	}
-	param := spec.ExternalNetwork
+	return s.resolveExternal(ctx, spec.ExternalNetwork, field.NewPath("spec", "externalNetwork"), "spec.disableExternalNetwork to true")
+}
+
+// ResolveFloatingIPNetwork finds the external network of an OpenStackFloatingIPPool: param, or
+// the cloud's only external network when param is nil. path is where param is in the pool.
+func (s *Service) ResolveFloatingIPNetwork(ctx context.Context, param *infrav1.NetworkParam, path *field.Path) (*infrav1.NetworkStatus, error) {
+	return s.resolveExternal(ctx, param, path, "")
+}
+
+// resolveExternal is the external network param names, or the cloud's only one when param is
+// nil; path is where param is, and instead names the setting that does without one ("" for none).
+func (s *Service) resolveExternal(ctx context.Context, param *infrav1.NetworkParam, path *field.Path, instead string) (*infrav1.NetworkStatus, error) {
 	if param != nil && param.ID != nil {
 		n, err := s.client.GetNetwork(ctx, *param.ID)
 		if clients.IsNotFound(err) {
-			return nil, report.Refuted(infrav1.ExternalNetworkNotFoundReason, field.NewPath("spec", "externalNetwork", "id"), "network %s does not exist", *param.ID)
+			return nil, report.Refuted(infrav1.ExternalNetworkNotFoundReason, path.Child("id"), "network %s does not exist", *param.ID)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("getting external network %s: %w", *param.ID, err)
@@ -69,13 +80,15 @@ func (s *Service) ResolveExternalNetwork(ctx context.Context, spec *infrav1.Open
 	if len(found) == 1 {
 		return &infrav1.NetworkStatus{Name: found[0].Name, ID: found[0].ID, Tags: found[0].Tags}, nil
 	}
-	path := field.NewPath("spec", "externalNetwork")
 	if filtered {
 		return nil, report.Refuted(infrav1.ExternalNetworkNotFoundReason, path.Child("filter"), "%s matches %d external networks%s, want exactly one",
 			describeNetworkFilter(param.Filter), len(found), nameList(found))
 	}
 	if len(found) == 0 {
-		return nil, report.Refuted(infrav1.ExternalNetworkNotFoundReason, path, "not set, and the cloud has no external network: set it, or spec.disableExternalNetwork to true")
+		if instead != "" {
+			return nil, report.Refuted(infrav1.ExternalNetworkNotFoundReason, path, "not set, and the cloud has no external network: set it, or %s", instead)
+		}
+		return nil, report.Refuted(infrav1.ExternalNetworkNotFoundReason, path, "not set, and the cloud has no external network: set it")
 	}
 	return nil, report.Refuted(infrav1.ExternalNetworkNotFoundReason, path, "not set, and the cloud has %d external networks%s: set it to choose one", len(found), nameList(found))
 }
