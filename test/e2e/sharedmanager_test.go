@@ -186,6 +186,33 @@ func podRestarts(ctx context.Context) map[string]int32 {
 	return out
 }
 
+// reconciles is how many reconciles controller ran in the leading manager, whatever their
+// result, by its metrics.
+func reconciles(ctx context.Context, controller string) float64 {
+	total := 0.0
+	prefix := `controller_runtime_reconcile_total{controller="` + controller + `"`
+	for _, line := range providerMetrics(ctx, Default) {
+		if i := strings.LastIndex(line, " "); i > 0 && strings.HasPrefix(line, prefix) {
+			v, err := strconv.ParseFloat(strings.TrimSpace(line[i:]), 64)
+			Expect(err).NotTo(HaveOccurred(), line)
+			total += v
+		}
+	}
+	return total
+}
+
+// reconcilesOver is how many reconciles controller ran in the leading manager during the next
+// window: a measurement, not a wait for something to happen.
+func reconcilesOver(ctx context.Context, controller string, window time.Duration) float64 {
+	start := reconciles(ctx, controller)
+	select {
+	case <-time.After(window):
+	case <-ctx.Done():
+		Fail("the spec ended during a measurement")
+	}
+	return reconciles(ctx, controller) - start
+}
+
 // reconcilePanics is the reconciles that panicked in the leading manager, by its metrics.
 func reconcilePanics(ctx context.Context) float64 {
 	total := 0.0
