@@ -279,6 +279,7 @@ func setupControllers(ctx context.Context, mgr manager.Manager, o *options) erro
 	}
 	if err := (&controllers.OpenStackFloatingIPPoolReconciler{
 		Client:           mgr.GetClient(),
+		APIReader:        mgr.GetAPIReader(),
 		Recorder:         mgr.GetEventRecorder("openstackfloatingippool-controller"),
 		ScopeFactory:     factory,
 		WatchFilterValue: o.watchFilterValue,

@@ -70,7 +70,7 @@ func poolAddress(g *WithT, cloud *fakeopenstack.Cloud, osm *infrav1.OpenStackMac
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%v", c)
 		g.Expect(conditions.IsTrue(got, infrav1.ReadyCondition)).To(BeTrue())
 		claim := &ipamv1.IPAddressClaim{}
-		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(osm), claim)).To(Succeed())
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: osm.Namespace, Name: osm.Name + "-floating-ip-address"}, claim)).To(Succeed())
 		a := &ipamv1.IPAddress{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: osm.Namespace, Name: claim.Status.AddressRef.Name}, a)).To(Succeed())
 		fip = fipAt(g, cloud, a.Spec.Address)
@@ -127,7 +127,13 @@ func TestFloatingIPPoolGivesMachinesAddressesAndTakesThemBack(t *testing.T) {
 	g.Expect(poolAddress(g, cloud, w1).FloatingIP).To(Equal(left.FloatingIP))
 	w2 := newMachine(g, ns, "w2", "az1", false, ref)
 	g.Expect(poolAddress(g, cloud, w2).FloatingIP).To(Equal(mine.FloatingIP))
-	g.Expect(fipAt(g, cloud, theirs.FloatingIP).PortID).To(BeEmpty(), "another object's address is never handed out")
+	addresses := &ipamv1.IPAddressList{}
+	g.Expect(env.Client.List(ctx, addresses, client.InNamespace(ns))).To(Succeed())
+	g.Expect(addresses.Items).To(HaveLen(2))
+	for _, a := range addresses.Items {
+		g.Expect(a.Spec.Address).NotTo(Equal(theirs.FloatingIP), "another object's address is never handed out")
+		g.Expect(a.Finalizers).To(ContainElement(infrav1alpha1.ReleaseFloatingIPFinalizer))
+	}
 	allocated := cloud.Calls()["CreateFloatingIP"]
 
 	// Then a new address, marked as the pool's.
@@ -171,6 +177,34 @@ func TestFloatingIPPoolGivesMachinesAddressesAndTakesThemBack(t *testing.T) {
 		g.Expect(fip.PortID).To(BeEmpty())
 	}, eventually, poll).Should(Succeed())
 
+	// A tenant of the namespace writes an IPAddress of the pool that holds another cluster's
+	// address, now on a port, for a claim of its own, and deletes the claim: the address is
+	// left on its port.
+	net, err := cloud.Network().ListNetworks(ctx, networks.ListOpts{Name: "k8s-clusterapi-cluster-" + ns + "-c"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(net).To(HaveLen(1))
+	port, err := cloud.Network().CreatePort(ctx, ports.CreateOpts{NetworkID: net[0].ID, Name: "theirs"})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = cloud.Network().UpdateFloatingIP(ctx, theirs.ID, floatingips.UpdateOpts{PortID: &port.ID})
+	g.Expect(err).NotTo(HaveOccurred())
+	evil := &ipamv1.IPAddressClaim{ObjectMeta: metav1.ObjectMeta{Name: "evil", Namespace: ns}, Spec: ipamv1.IPAddressClaimSpec{
+		PoolRef: ipamv1.IPPoolReference{APIGroup: infrav1alpha1.GroupVersion.Group, Kind: "OpenStackFloatingIPPool", Name: "pool"}}}
+	g.Expect(env.Client.Create(ctx, evil)).To(Succeed())
+	forged := &ipamv1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: "forged", Namespace: ns}, Spec: ipamv1.IPAddressSpec{
+		ClaimRef: ipamv1.IPAddressClaimReference{Name: "evil"}, PoolRef: evil.Spec.PoolRef, Address: theirs.FloatingIP, Prefix: ptr.To(int32(32))}}
+	g.Expect(env.Client.Create(ctx, forged)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, evil)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(forged), &ipamv1.IPAddress{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the pool deletes an IPAddress whose claim is gone: %v", err)
+	}, eventually, poll).Should(Succeed())
+	g.Expect(fipAt(g, cloud, theirs.FloatingIP).PortID).To(Equal(port.ID), "another cluster's address stays on its port")
+	g.Expect(eventReasons(g, ns)).To(ContainElement("AddressNotReleased"))
+
+	// An address the pool allocated and kept (what Retain leaves) is released with the pool.
+	spare, err := cloud.Network().CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: ext, Description: marks.Ours})
+	g.Expect(err).NotTo(HaveOccurred())
+
 	// The pool waits for its claims while deleted, then releases what it allocated and lets go.
 	g.Expect(env.Client.Delete(ctx, pool)).To(Succeed())
 	g.Consistently(func(g Gomega) {
@@ -183,12 +217,14 @@ func TestFloatingIPPoolGivesMachinesAddressesAndTakesThemBack(t *testing.T) {
 	}, eventually, poll).Should(Succeed())
 	kept, err := cloud.Network().ListFloatingIPs(ctx, floatingips.ListOpts{})
 	g.Expect(err).NotTo(HaveOccurred())
-	var addresses []string
+	var addressesLeft []string
 	for _, f := range kept {
-		addresses = append(addresses, f.FloatingIP)
+		addressesLeft = append(addressesLeft, f.FloatingIP)
 		g.Expect(f.Description).NotTo(Equal(marks.Ours), "the pool's addresses are released with it")
 	}
-	g.Expect(addresses).To(ContainElements(mine.FloatingIP, theirs.FloatingIP))
+	g.Expect(addressesLeft).To(ContainElements(mine.FloatingIP, theirs.FloatingIP))
+	_, err = cloud.Network().GetFloatingIP(ctx, spare.ID)
+	g.Expect(clients.IsNotFound(err)).To(BeTrue(), "the pool's kept address is released with it: %v", err)
 }
 
 // A machine whose floatingIPPoolRef names no API group is told which field to set, and claims
@@ -212,8 +248,9 @@ func TestFloatingIPPoolRefWithoutAPIGroupIsReported(t *testing.T) {
 		g.Expect(c.Reason).To(Equal(infrav1.FloatingIPPoolRefErrorReason))
 		g.Expect(c.Message).To(HavePrefix("spec.floatingIPPoolRef.apiGroup: not set"))
 	}, eventually, poll).Should(Succeed())
-	err := env.Client.Get(ctx, client.ObjectKeyFromObject(w), &ipamv1.IPAddressClaim{})
-	g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
+	claims := &ipamv1.IPAddressClaimList{}
+	g.Expect(env.Client.List(ctx, claims, client.InNamespace(ns))).To(Succeed())
+	g.Expect(claims.Items).To(BeEmpty())
 	deleteAllMachines(g, ns, w)
 }
 

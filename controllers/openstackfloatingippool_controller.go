@@ -35,7 +35,6 @@ import (
 	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -54,9 +53,13 @@ import (
 // OpenStackFloatingIPPoolReconciler is the IPAM provider of floating IPs: it answers each
 // IPAddressClaim that names an OpenStackFloatingIPPool with an IPAddress holding a floating IP
 // of the pool's project, and takes the address back when the claim goes. One reconcile handles
-// every claim of one pool, one after another, so that two claims never get the same address.
+// every claim of one pool, one after another, and reads the pool's IPAddresses from the API
+// server, not the cache: two claims never get the same address.
 type OpenStackFloatingIPPoolReconciler struct {
-	Client           client.Client
+	Client client.Client
+	// APIReader reads the pool's IPAddresses: a cache that has not seen the last one created
+	// would show its address as free. Client is used when nil.
+	APIReader        client.Reader
 	Recorder         events.EventRecorder
 	ScopeFactory     scope.Factory
 	WatchFilterValue string
@@ -105,8 +108,9 @@ func (r *OpenStackFloatingIPPoolReconciler) SetupWithManager(ctx context.Context
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&infrav1alpha1.OpenStackFloatingIPPool{}, builder.WithPredicates(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue))).
+		For(&infrav1alpha1.OpenStackFloatingIPPool{}).
 		WithOptions(options).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
 		Watches(&ipamv1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			if c, ok := o.(*ipamv1.IPAddressClaim); ok && poolOf(c.Spec.PoolRef) != "" {
 				return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: c.Namespace, Name: c.Spec.PoolRef.Name}}}
@@ -176,20 +180,22 @@ type poolReconcile struct {
 	found  poolFindings
 }
 
-// listed reads the pool's claims and addresses from the cache.
+// listed reads the pool's claims from the cache, oldest first, and its IPAddresses from the API
+// server, by the name of the claim each answers.
 func (p *poolReconcile) listed(ctx context.Context) ([]ipamv1.IPAddressClaim, map[string]ipamv1.IPAddress, error) {
-	in := []client.ListOption{client.InNamespace(p.pool.Namespace), client.MatchingFields{poolRefIndex: p.pool.Name}}
 	claims := &ipamv1.IPAddressClaimList{}
-	if err := p.r.Client.List(ctx, claims, in...); err != nil {
+	if err := p.r.Client.List(ctx, claims, client.InNamespace(p.pool.Namespace), client.MatchingFields{poolRefIndex: p.pool.Name}); err != nil {
 		return nil, nil, fmt.Errorf("listing the pool's IPAddressClaims: %w", err)
 	}
 	addresses := &ipamv1.IPAddressList{}
-	if err := p.r.Client.List(ctx, addresses, in...); err != nil {
+	if err := readerOr(p.r.APIReader, p.r.Client).List(ctx, addresses, client.InNamespace(p.pool.Namespace)); err != nil {
 		return nil, nil, fmt.Errorf("listing the pool's IPAddresses: %w", err)
 	}
 	byClaim := map[string]ipamv1.IPAddress{}
 	for _, a := range addresses.Items {
-		byClaim[a.Spec.ClaimRef.Name] = a
+		if poolOf(a.Spec.PoolRef) == p.pool.Name {
+			byClaim[a.Spec.ClaimRef.Name] = a
+		}
 	}
 	slices.SortFunc(claims.Items, func(a, b ipamv1.IPAddressClaim) int {
 		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
@@ -246,16 +252,37 @@ func (p *poolReconcile) normal(ctx context.Context) (ctrl.Result, error) {
 		f.networkErr = err
 		return ctrl.Result{}, err
 	}
+	return ctrl.Result{}, kerrors.NewAggregate(append(p.releaseGone(ctx, claims), p.answerAll(ctx, claims)...))
+}
+
+// answerAll answers the claims that are not being deleted, oldest first.
+func (p *poolReconcile) answerAll(ctx context.Context, claims []ipamv1.IPAddressClaim) []error {
 	var errs []error
 	for i := range claims {
-		claim := &claims[i]
-		if !claim.DeletionTimestamp.IsZero() {
-			errs = append(errs, p.release(ctx, claim))
+		if claims[i].DeletionTimestamp.IsZero() {
+			errs = append(errs, p.answer(ctx, &claims[i]))
+		}
+	}
+	return errs
+}
+
+// releaseGone takes back the address of every IPAddress of the pool whose claim is gone or
+// going, or that is itself being deleted (Kubernetes deletes it with its claim).
+func (p *poolReconcile) releaseGone(ctx context.Context, claims []ipamv1.IPAddressClaim) []error {
+	live := map[string]bool{}
+	for _, c := range claims {
+		if c.DeletionTimestamp.IsZero() {
+			live[c.Name] = true
+		}
+	}
+	var errs []error
+	for name, a := range p.found.addresses {
+		if live[name] && a.DeletionTimestamp.IsZero() {
 			continue
 		}
-		errs = append(errs, p.answer(ctx, claim))
+		errs = append(errs, p.release(ctx, &a))
 	}
-	return ctrl.Result{}, kerrors.NewAggregate(errs)
+	return errs
 }
 
 // answer gives claim an address, unless it has one: an IPAddress named after it, which points
@@ -264,13 +291,6 @@ func (p *poolReconcile) answer(ctx context.Context, claim *ipamv1.IPAddressClaim
 	f := &p.found
 	if a, ok := f.addresses[claim.Name]; ok {
 		return p.r.writeClaimAnswer(ctx, claim, &a, false, "")
-	}
-	if controllerutil.AddFinalizer(claim, infrav1alpha1.ReleaseFloatingIPFinalizer) {
-		// The finalizer goes on before an address does: a claim deleted from now on is
-		// released by this controller.
-		if err := p.r.Client.Update(ctx, claim); err != nil {
-			return fmt.Errorf("adding the release finalizer to IPAddressClaim %s: %w", claim.Name, err)
-		}
 	}
 	address, why, err := p.take(ctx, claim.Name)
 	if err != nil || why != "" {
@@ -311,7 +331,12 @@ func (p *poolReconcile) take(ctx context.Context, claim string) (address, why st
 			return fip.FloatingIP, "", nil
 		}
 	}
-	for _, address := range p.pool.Spec.PreAllocatedFloatingIPs {
+	// The addresses found unusable before are tried last: those after them get their turn.
+	order := slices.Clone(p.pool.Spec.PreAllocatedFloatingIPs)
+	slices.SortStableFunc(order, func(a, b string) int {
+		return boolOrder(slices.Contains(p.pool.Status.FailedIPs, a), slices.Contains(p.pool.Status.FailedIPs, b))
+	})
+	for _, address := range order {
 		if f.claimed(address) || f.failed[address] != "" {
 			continue
 		}
@@ -349,6 +374,9 @@ func (p *poolReconcile) createAddress(ctx context.Context, claim *ipamv1.IPAddre
 		ObjectMeta: metav1.ObjectMeta{
 			Name: claim.Name, Namespace: claim.Namespace,
 			Labels: claim.Labels,
+			// Kubernetes deletes the IPAddress with its claim; the finalizer keeps it until the
+			// pool has taken its floating IP back (upstream CAPO's finalizer, of the same name).
+			Finalizers: []string{infrav1alpha1.ReleaseFloatingIPFinalizer},
 			OwnerReferences: []metav1.OwnerReference{
 				{APIVersion: ipamv1.GroupVersion.String(), Kind: "IPAddressClaim", Name: claim.Name, UID: claim.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)},
 				{APIVersion: infrav1alpha1.GroupVersion.String(), Kind: "OpenStackFloatingIPPool", Name: p.pool.Name, UID: p.pool.UID},
@@ -379,40 +407,52 @@ func (p *poolReconcile) createAddress(ctx context.Context, claim *ipamv1.IPAddre
 	return a, nil
 }
 
-// release takes back the address of a claim that is going: the floating IP is released (Delete,
-// and the pool allocated it) or taken off its port, its IPAddress deleted, then the claim let go.
-func (p *poolReconcile) release(ctx context.Context, claim *ipamv1.IPAddressClaim) error {
-	if !controllerutil.ContainsFinalizer(claim, infrav1alpha1.ReleaseFloatingIPFinalizer) {
-		return nil
+// release takes back the address of IPAddress a, whose claim is gone or going: the floating IP
+// is released (Delete, and the pool allocated it) or taken off its port, then the IPAddress is
+// let go and deleted. An address that is not the pool's is left as it is (ReturnPoolFloatingIP).
+func (p *poolReconcile) release(ctx context.Context, a *ipamv1.IPAddress) error {
+	remove := p.pool.Spec.ReclaimPolicy == infrav1alpha1.ReclaimDelete
+	notOurs := ""
+	for claim, other := range p.found.addresses {
+		if claim != a.Spec.ClaimRef.Name && other.Spec.Address == a.Spec.Address && other.DeletionTimestamp.IsZero() {
+			// An IPAddress written by hand beside the pool's answer to another claim.
+			notOurs = fmt.Sprintf("floating IP %s is IPAddress %s's too: left as it is", a.Spec.Address, other.Name)
+		}
 	}
-	if a, ok := p.found.addresses[claim.Name]; ok {
-		remove := p.pool.Spec.ReclaimPolicy == infrav1alpha1.ReclaimDelete
-		if err := p.net.ReturnPoolFloatingIP(ctx, p.marks, a.Spec.Address, remove); err != nil {
+	if notOurs == "" {
+		var err error
+		if notOurs, err = p.net.ReturnPoolFloatingIP(ctx, p.marks, a.Spec.Address, remove, p.pool.Spec.PreAllocatedFloatingIPs); err != nil {
 			return err
 		}
-		if err := p.r.Client.Delete(ctx, &a); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting IPAddress %s: %w", a.Name, err)
-		}
-		delete(p.found.addresses, claim.Name)
-		if remove {
-			p.found.marked = slices.DeleteFunc(p.found.marked, func(f floatingips.FloatingIP) bool { return f.FloatingIP == a.Spec.Address })
-		} else {
-			for i := range p.found.marked {
-				if p.found.marked[i].FloatingIP == a.Spec.Address {
-					p.found.marked[i].PortID = ""
-				}
-			}
+	}
+	if notOurs != "" {
+		p.report.Warn("AddressNotReleased", report.Resource{Kind: "IPAddress", Name: a.Name}, "IPAddress %s: %s", a.Name, notOurs)
+	}
+	if controllerutil.RemoveFinalizer(a, infrav1alpha1.ReleaseFloatingIPFinalizer) {
+		if err := p.r.Client.Update(ctx, a); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("removing the release finalizer of IPAddress %s: %w", a.Name, err)
 		}
 	}
-	controllerutil.RemoveFinalizer(claim, infrav1alpha1.ReleaseFloatingIPFinalizer)
-	if err := p.r.Client.Update(ctx, claim); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("removing the release finalizer of IPAddressClaim %s: %w", claim.Name, err)
+	if err := p.r.Client.Delete(ctx, a); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting IPAddress %s: %w", a.Name, err)
+	}
+	delete(p.found.addresses, a.Spec.ClaimRef.Name)
+	if remove {
+		p.found.marked = slices.DeleteFunc(p.found.marked, func(f floatingips.FloatingIP) bool { return f.FloatingIP == a.Spec.Address })
+		return nil
+	}
+	for i := range p.found.marked {
+		if p.found.marked[i].FloatingIP == a.Spec.Address {
+			p.found.marked[i].PortID = ""
+		}
 	}
 	return nil
 }
 
 // delete releases the pool once every claim that holds one of its addresses is gone: the
 // floating IPs it allocated are released, whatever the reclaim policy; pre-allocated ones stay.
+// A pool whose credentials do not work is let go only when no address of it is out, with a
+// warning that names the mark of what it may have left.
 func (p *poolReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	f := &p.found
 	claims, addresses, err := p.listed(ctx)
@@ -421,24 +461,37 @@ func (p *poolReconcile) delete(ctx context.Context) (ctrl.Result, error) {
 	}
 	f.addresses = addresses
 	if err := p.connect(ctx); err != nil {
-		return connectResult(err)
-	}
-	var errs []error
-	for i := range claims {
-		if !claims[i].DeletionTimestamp.IsZero() {
-			errs = append(errs, p.release(ctx, &claims[i]))
+		if authBusy(err) || len(f.addresses) > 0 {
+			return connectResult(err)
 		}
+		p.report.Warn("DeletedWithoutOpenStack", report.Resource{},
+			"Deleted without calling OpenStack: %s, and no address of the pool is out. A floating IP it allocated and kept carries the description %q",
+			failureMessage(err), p.marks.Ours)
+		controllerutil.RemoveFinalizer(p.pool, infrav1alpha1.FloatingIPPoolFinalizer)
+		return ctrl.Result{}, nil
 	}
-	if err := kerrors.NewAggregate(errs); err != nil {
+	if err := kerrors.NewAggregate(p.releaseGone(ctx, claims)); err != nil {
 		return ctrl.Result{}, err
 	}
 	if len(f.addresses) > 0 {
 		f.deleteWaiting = len(f.addresses)
-		return ctrl.Result{}, nil // each IPAddress's deletion brings the pool back
+		return ctrl.Result{}, nil // each claim's deletion brings the pool back
 	}
 	if err := p.net.ReleaseFloatingIPs(ctx, p.marks, "floating IP pool "+p.pool.Name); err != nil {
 		return ctrl.Result{}, err
 	}
 	controllerutil.RemoveFinalizer(p.pool, infrav1alpha1.FloatingIPPoolFinalizer)
 	return ctrl.Result{}, nil
+}
+
+// boolOrder orders false before true.
+func boolOrder(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	default:
+		return -1
+	}
 }

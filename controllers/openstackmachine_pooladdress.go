@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,7 +40,8 @@ import (
 )
 
 // A machine's floating IP from an IP address pool (spec.floatingIPPoolRef): the machine claims
-// an address with an IPAddressClaim named after it and owned by it; once the pool answers with an
+// an address with an IPAddressClaim named <machine>-floating-ip-address (upstream CAPO's name)
+// and owned by it; once the pool answers with an
 // IPAddress, the address, which must be a floating IP of the machine's project that carries no
 // other object's mark, goes on the server's port. The claim is deleted with the machine, and the
 // pool takes the address back.
@@ -63,16 +65,16 @@ func (m *machineReconcile) reconcilePoolAddress(ctx context.Context, server *ser
 	}
 	poolRef := ipamv1.IPPoolReference{APIGroup: *ref.APIGroup, Kind: ref.Kind, Name: ref.Name}
 	claim := &ipamv1.IPAddressClaim{}
-	err := m.r.Client.Get(ctx, client.ObjectKey{Namespace: m.osm.Namespace, Name: m.osm.Name}, claim)
+	err := m.r.Client.Get(ctx, client.ObjectKey{Namespace: m.osm.Namespace, Name: claimName(m.osm)}, claim)
 	if apierrors.IsNotFound(err) {
 		return m.createClaim(ctx, poolRef)
 	}
 	if err != nil {
-		return &poolAddressFound{Outcome: outcome.Failed(fmt.Errorf("reading IPAddressClaim %s: %w", m.osm.Name, err))}
+		return &poolAddressFound{Outcome: outcome.Failed(fmt.Errorf("reading IPAddressClaim %s: %w", claimName(m.osm), err))}
 	}
-	if !metav1.IsControlledBy(claim, m.osm) {
+	if !m.ownsClaim(claim) {
 		return &poolAddressFound{Outcome: outcome.Failed(report.Refuted(infrav1.FloatingIPPoolRefErrorReason, path,
-			"IPAddressClaim %s exists and is not this machine's: the machine claims its address under its own name", m.osm.Name))}
+			"IPAddressClaim %s exists and is not this machine's (its controller is neither the OpenStackMachine nor, after a recorded takeover, upstream's OpenStackServer of the same name)", claim.Name))}
 	}
 	if claim.Spec.PoolRef != poolRef {
 		return &poolAddressFound{Outcome: outcome.Failed(report.Refuted(infrav1.FloatingIPPoolRefErrorReason, path,
@@ -115,6 +117,20 @@ func (m *machineReconcile) reconcilePoolAddress(ctx context.Context, server *ser
 	return &poolAddressFound{address: a.Spec.Address}
 }
 
+// claimName is the name of the IPAddressClaim of osm's floating IP, as upstream CAPO names it.
+func claimName(osm *infrav1.OpenStackMachine) string { return osm.Name + "-floating-ip-address" }
+
+// ownsClaim says whether claim is the machine's: controlled by the OpenStackMachine, or, when the
+// operator recorded the machine's takeover, by upstream CAPO's OpenStackServer of the same name.
+func (m *machineReconcile) ownsClaim(claim *ipamv1.IPAddressClaim) bool {
+	if metav1.IsControlledBy(claim, m.osm) {
+		return true
+	}
+	ref := metav1.GetControllerOf(claim)
+	return m.takeover && ref != nil && ref.Kind == "OpenStackServer" && ref.Name == m.osm.Name &&
+		strings.HasPrefix(ref.APIVersion, infrav1.GroupVersion.Group+"/")
+}
+
 // createClaim claims the machine's address from poolRef.
 func (m *machineReconcile) createClaim(ctx context.Context, poolRef ipamv1.IPPoolReference) *poolAddressFound {
 	labels := map[string]string{clusterv1.ClusterNameLabel: m.cluster.Name}
@@ -125,7 +141,7 @@ func (m *machineReconcile) createClaim(ctx context.Context, poolRef ipamv1.IPPoo
 	}
 	claim := &ipamv1.IPAddressClaim{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: m.osm.Name, Namespace: m.osm.Namespace,
+			Name: claimName(m.osm), Namespace: m.osm.Namespace,
 			Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: infrav1.GroupVersion.String(), Kind: "OpenStackMachine", Name: m.osm.Name, UID: m.osm.UID,
@@ -134,7 +150,12 @@ func (m *machineReconcile) createClaim(ctx context.Context, poolRef ipamv1.IPPoo
 		},
 		Spec: ipamv1.IPAddressClaimSpec{ClusterName: m.cluster.Name, PoolRef: poolRef},
 	}
-	if err := m.r.Client.Create(ctx, claim); err != nil && !apierrors.IsAlreadyExists(err) {
+	err := m.r.Client.Create(ctx, claim)
+	if apierrors.IsAlreadyExists(err) {
+		// Made by a reconcile the cache has not caught up with; the next one reads it.
+		return &poolAddressFound{waiting: fmt.Sprintf("waiting for IPAddressClaim %s to be read", claim.Name), Outcome: outcome.After(requeue.Cache)}
+	}
+	if err != nil {
 		return &poolAddressFound{Outcome: outcome.Failed(fmt.Errorf("creating IPAddressClaim %s: %w", claim.Name, err))}
 	}
 	m.report.Changed("ClaimedAddress", report.Resource{Kind: "IPAddressClaim", Name: claim.Name}, "Claimed a floating IP from %s %s", poolRef.Kind, poolRef.Name)
@@ -165,14 +186,14 @@ func (m *machineReconcile) primaryAddress(server *servers.Server) string {
 // deleteClaim deletes the machine's IPAddressClaim, so that its pool takes the address back.
 func (m *machineReconcile) deleteClaim(ctx context.Context) error {
 	claim := &ipamv1.IPAddressClaim{}
-	err := m.r.Client.Get(ctx, client.ObjectKey{Namespace: m.osm.Namespace, Name: m.osm.Name}, claim)
+	err := m.r.Client.Get(ctx, client.ObjectKey{Namespace: m.osm.Namespace, Name: claimName(m.osm)}, claim)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading IPAddressClaim %s: %w", m.osm.Name, err)
+		return fmt.Errorf("reading IPAddressClaim %s: %w", claimName(m.osm), err)
 	}
-	if !metav1.IsControlledBy(claim, m.osm) || !claim.DeletionTimestamp.IsZero() {
+	if !m.ownsClaim(claim) || !claim.DeletionTimestamp.IsZero() {
 		return nil
 	}
 	if err := m.r.Client.Delete(ctx, claim); client.IgnoreNotFound(err) != nil {

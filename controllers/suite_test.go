@@ -181,6 +181,7 @@ func startManager(ctx context.Context) (chan error, error) {
 	}
 	if err := (&OpenStackFloatingIPPoolReconciler{
 		Client:       mgr.GetClient(),
+		APIReader:    mgr.GetAPIReader(),
 		Recorder:     mgr.GetEventRecorder("openstackfloatingippool-controller"),
 		ScopeFactory: clouds,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 2}); err != nil {

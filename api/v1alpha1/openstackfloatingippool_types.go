@@ -38,8 +38,8 @@ const (
 	// FloatingIPPoolFinalizer holds a pool until every address it gave out is back and the
 	// floating IPs it allocated are released.
 	FloatingIPPoolFinalizer = "openstackfloatingippool.infrastructure.cluster.x-k8s.io"
-	// ReleaseFloatingIPFinalizer holds an IPAddressClaim the pool answered until its floating IP
-	// is released (or kept, unassociated, for the pool).
+	// ReleaseFloatingIPFinalizer holds an IPAddress the pool gave out until its floating IP is
+	// released (or kept, unassociated, for the pool): upstream CAPO's finalizer of the same name.
 	ReleaseFloatingIPFinalizer = "openstackfloatingippool.infrastructure.cluster.x-k8s.io/delete-floating-ip"
 
 	// PoolReadyCondition says the pool can give out addresses: its credential works and its
@@ -94,8 +94,8 @@ type OpenStackFloatingIPPoolStatus struct {
 	// +optional
 	AvailableIPs []string `json:"availableIPs,omitempty"`
 
-	// FailedIPs are pre-allocated addresses the pool could not hand out: in another project,
-	// on a port already, or carrying another object's mark.
+	// FailedIPs are pre-allocated addresses the pool could not hand out: on a port already,
+	// carrying another object's mark, or refused by Neutron (another project's, say).
 	// +listType=set
 	// +optional
 	FailedIPs []string `json:"failedIPs,omitempty"`
@@ -124,7 +124,7 @@ type OpenStackFloatingIPPoolStatus struct {
 
 // OpenStackFloatingIPPool is an IPAM pool of floating IPs: it answers the IPAddressClaims that
 // name it (an OpenStackMachine's spec.floatingIPPoolRef makes one) with a floating IP of its
-// project, and the machine puts that address on its server's first port.
+// project, and the machine puts that address on its server's port.
 type OpenStackFloatingIPPool struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional

@@ -137,8 +137,9 @@ type OpenStackMachineSpec struct {
 	// FloatingIPPoolRef names an IP address pool, in the machine's namespace, to take a floating
 	// IP from (an OpenStackFloatingIPPool, or another IPAM provider's pool whose addresses are
 	// floating IPs of the machine's project): the controller claims an address with an
-	// IPAddressClaim named after the machine and puts it on the server's first port. Deleting
-	// the machine gives the address back to the pool.
+	// IPAddressClaim named <machine>-floating-ip-address and puts it on the server's port on the
+	// cluster network (else on the port of the server's first address). Deleting the machine
+	// gives the address back to the pool.
 	// +optional
 	FloatingIPPoolRef *corev1.TypedLocalObjectReference `json:"floatingIPPoolRef,omitempty"`
 }

@@ -269,7 +269,7 @@ spec:
 
 		By("the pool's floating IP, described with its mark, is on the server's port in Neutron")
 		claim := &ipamv1.IPAddressClaim{}
-		Expect(kube.Get(ctx, client.ObjectKeyFromObject(osm), claim)).To(Succeed())
+		Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: osm.Name + "-floating-ip-address"}, claim)).To(Succeed())
 		address := &ipamv1.IPAddress{}
 		Expect(kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: claim.Status.AddressRef.Name}, address)).To(Succeed())
 		fips, err := openstack.Network.ListFloatingIPs(ctx, floatingips.ListOpts{FloatingIP: address.Spec.Address})
@@ -299,7 +299,7 @@ spec:
 		By("deleting the pool: it goes, and the cluster's deletion then finds the project as it was")
 		Expect(kube.Delete(ctx, poolObj)).To(Succeed())
 		waitGone(ctx, poolObj)
-	}, NodeTimeout(10*time.Minute))
+	}, NodeTimeout(15*time.Minute))
 })
 
 // deleteDeployments deletes the MachineDeployments <name>-<shape> of shapes at once, and waits

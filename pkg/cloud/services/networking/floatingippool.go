@@ -19,8 +19,10 @@ package networking
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
@@ -70,6 +72,11 @@ func (s *Service) PreAllocatedFloatingIP(ctx context.Context, marks ownership.Fl
 	}
 	if fip == nil {
 		fip, err = s.client.CreateFloatingIP(ctx, floatingips.CreateOpts{FloatingNetworkID: networkID, FloatingIP: address})
+		if refused(err) {
+			// Another project's address, one outside the network's subnets, or one taken
+			// meanwhile: this address cannot be handed out, the next may.
+			return nil, fmt.Sprintf("Neutron refused to allocate floating IP %s on network %s: %v", address, networkID, err), nil
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("allocating pre-allocated floating IP %s on network %s: %w", address, networkID, err)
 		}
@@ -92,23 +99,29 @@ func (s *Service) AllocatePoolFloatingIP(ctx context.Context, marks ownership.Fl
 	return fip, nil
 }
 
-// ReturnPoolFloatingIP takes back the floating IP at address from a claim that is gone: one that
-// carries marks.Ours is released when release is set, else taken off its port; any other (a
-// pre-allocated or upstream CAPO's address) is taken off its port and kept. One that no longer
-// exists, or is another project's, is nothing to do.
-func (s *Service) ReturnPoolFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks, address string, release bool) error {
+// ReturnPoolFloatingIP takes back the floating IP at address from a claim that is gone. Only an
+// address that is the pool's is acted on: one that carries marks.Ours is released when release
+// is set, else taken off its port; an unmarked one the operator listed as pre-allocated
+// (preAllocated) is taken off its port and kept. Any other address (another object's, or one
+// nobody listed) is left as it is, whatever IPAddress named it: it says so in what it returns
+// ("" when it acted, or had nothing to do).
+func (s *Service) ReturnPoolFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks, address string, release bool, preAllocated []string) (string, error) {
 	found, err := s.floatingIPs(ctx, floatingips.ListOpts{FloatingIP: address})
 	if err != nil {
-		return fmt.Errorf("listing floating IPs: %w", err)
+		return "", fmt.Errorf("listing floating IPs: %w", err)
 	}
 	for _, fip := range found {
 		if fip.FloatingIP != address {
 			continue
 		}
 		res := report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID}
-		if release && fip.Description == marks.Ours {
+		ours := fip.Description == marks.Ours
+		if !ours && (fip.Description != "" || !slices.Contains(preAllocated, address)) {
+			return fmt.Sprintf("floating IP %s is not the pool's (neither its mark nor a pre-allocated address without a mark): left as it is", address), nil
+		}
+		if release && ours {
 			if err := s.client.DeleteFloatingIP(ctx, fip.ID); err != nil && !clients.IsNotFound(err) {
-				return fmt.Errorf("releasing floating IP %s: %w", address, err)
+				return "", fmt.Errorf("releasing floating IP %s: %w", address, err)
 			}
 			s.report.Changed("DeletedFloatingIP", res, "Released floating IP %s, whose claim is gone", address)
 			continue
@@ -117,11 +130,22 @@ func (s *Service) ReturnPoolFloatingIP(ctx context.Context, marks ownership.Floa
 			continue
 		}
 		if _, err := s.client.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{PortID: new(string)}); err != nil && !clients.IsNotFound(err) {
-			return fmt.Errorf("taking floating IP %s off port %s: %w", address, fip.PortID, err)
+			return "", fmt.Errorf("taking floating IP %s off port %s: %w", address, fip.PortID, err)
 		}
 		s.report.Changed("DisassociatedFloatingIP", res, "Took floating IP %s off port %s: its claim is gone, the pool keeps it", address, fip.PortID)
 	}
-	return nil
+	return "", nil
+}
+
+// refused says whether Neutron refused a request as a client's mistake (400, 403, 404 or 409):
+// asking again the same way fails the same way.
+func refused(err error) bool {
+	for _, code := range []int{http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusConflict} {
+		if gophercloud.ResponseCodeIs(err, code) {
+			return true
+		}
+	}
+	return false
 }
 
 // AssociateClaimedFloatingIP puts the floating IP at address, which an IP address pool gave the
