@@ -95,7 +95,7 @@ trap teardown EXIT
 rc=0
 focus=()
 [ -z "${CAPO_E2E_FOCUS:-}" ] || focus=(-ginkgo.focus "$CAPO_E2E_FOCUS")
-phase "end-to-end suite" go test -tags e2e -count=1 -v -timeout 45m ./test/e2e/ -ginkgo.v -ginkgo.no-color "${focus[@]}" || rc=$?
+phase "end-to-end suite" go test -tags e2e -count=1 -v -timeout 60m ./test/e2e/ -ginkgo.v -ginkgo.no-color "${focus[@]}" || rc=$?
 if [ "$rc" -eq 0 ]; then
   CAPO_CONTRACT_CLOUDS_YAML="$CAPO_E2E_CLOUDS_YAML" CAPO_CONTRACT_CLOUD="${CAPO_E2E_CLOUD:-capo-e2e}" \
     phase "contract suite against the real cloud" go test -tags contract -count=1 -timeout 20m ./test/contract/ || rc=$?

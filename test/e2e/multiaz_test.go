@@ -313,7 +313,7 @@ var _ = Describe("A multi-AZ cluster with control plane machines", Ordered, func
 		Expect(absent()).To(BeEmpty(), "answers holding the zone in maintenance after it left DNS")
 		inMaintenance := reconcilesOver(ctx, "openstackcluster", 30*time.Second)
 		GinkgoWriter.Printf("OpenStackCluster reconciles in 30 s: %.0f with both zones in service, %.0f with %s in maintenance\n", inService, inMaintenance, zone)
-		Expect(inMaintenance).To(BeNumerically("<=", inService+4), "a zone in maintenance adds no reconcile loop (a 2 s loop would add 15)")
+		Expect(inMaintenance).To(BeNumerically("<=", inService+6), "a zone in maintenance adds no reconcile loop (a 2 s loop would add 15; row 9 added 12)")
 
 		By("clearing the annotation")
 		back := time.Now()
