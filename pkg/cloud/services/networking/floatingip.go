@@ -183,14 +183,10 @@ func (s *Service) HoldAPIServerFloatingIP(ctx context.Context, marks ownership.F
 	if fip.PortID != "" {
 		return &EndpointFloatingIP{Address: fip.FloatingIP, FixedIP: fip.FixedIP}, nil
 	}
-	onServer, err := s.client.ListPorts(ctx, ports.ListOpts{DeviceID: serverID, FixedIPs: []ports.FixedIPOpts{{IPAddress: fixedIP}}})
+	port, err := s.serverPort(ctx, serverID, fixedIP)
 	if err != nil {
-		return nil, fmt.Errorf("listing the ports of server %s: %w", serverID, err)
+		return nil, err
 	}
-	if len(onServer) == 0 {
-		return nil, fmt.Errorf("server %s has no port with address %s", serverID, fixedIP)
-	}
-	port := onServer[0].ID
 	if _, err := s.client.UpdateFloatingIP(ctx, fip.ID, floatingips.UpdateOpts{PortID: &port, FixedIP: fixedIP}); err != nil {
 		return nil, fmt.Errorf("associating floating IP %s with port %s (%s): %w", fip.FloatingIP, port, fixedIP, err)
 	}
@@ -216,14 +212,10 @@ func BastionFloatingIPMarks(namespace, cluster string, takeover bool) ownership.
 // never marked nor released), else the one the controller allocated (marks.Ours), else a new one
 // on the external network. A floating IP already on another port is never moved.
 func (s *Service) ReconcileServerFloatingIP(ctx context.Context, marks ownership.FloatingIPMarks, externalNetworkID string, userAddress *string, serverID, fixedIP string) (string, error) {
-	onServer, err := s.client.ListPorts(ctx, ports.ListOpts{DeviceID: serverID, FixedIPs: []ports.FixedIPOpts{{IPAddress: fixedIP}}})
+	port, err := s.serverPort(ctx, serverID, fixedIP)
 	if err != nil {
-		return "", fmt.Errorf("listing the ports of server %s: %w", serverID, err)
+		return "", err
 	}
-	if len(onServer) == 0 {
-		return "", fmt.Errorf("server %s has no port with address %s", serverID, fixedIP)
-	}
-	port := onServer[0].ID
 	there, err := s.floatingIPs(ctx, floatingips.ListOpts{PortID: port})
 	if err != nil {
 		return "", fmt.Errorf("listing the floating IPs of port %s: %w", port, err)
@@ -255,4 +247,16 @@ func (s *Service) ReconcileServerFloatingIP(ctx context.Context, marks ownership
 	s.report.Changed("AssociatedFloatingIP", report.Resource{Kind: "FloatingIP", Name: fip.FloatingIP, ID: fip.ID},
 		"Associated floating IP %s with port %s (%s) of server %s", fip.FloatingIP, port, fixedIP, serverID)
 	return fip.FloatingIP, nil
+}
+
+// serverPort is the ID of the port of server serverID that holds fixedIP.
+func (s *Service) serverPort(ctx context.Context, serverID, fixedIP string) (string, error) {
+	onServer, err := s.client.ListPorts(ctx, ports.ListOpts{DeviceID: serverID, FixedIPs: []ports.FixedIPOpts{{IPAddress: fixedIP}}})
+	if err != nil {
+		return "", fmt.Errorf("listing the ports of server %s: %w", serverID, err)
+	}
+	if len(onServer) == 0 {
+		return "", fmt.Errorf("server %s has no port with address %s", serverID, fixedIP)
+	}
+	return onServer[0].ID, nil
 }

@@ -24,7 +24,6 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/clients"
 	"github.com/capo-multiaz/cluster-api-provider-openstack/pkg/cloud/services/ownership"
@@ -165,14 +164,10 @@ func (s *Service) AssociateClaimedFloatingIP(ctx context.Context, marks ownershi
 	if fip == nil {
 		return nil, fmt.Errorf("address %s from the pool is not a floating IP of the project", address)
 	}
-	onServer, err := s.client.ListPorts(ctx, ports.ListOpts{DeviceID: serverID, FixedIPs: []ports.FixedIPOpts{{IPAddress: fixedIP}}})
+	port, err := s.serverPort(ctx, serverID, fixedIP)
 	if err != nil {
-		return nil, fmt.Errorf("listing the ports of server %s: %w", serverID, err)
+		return nil, err
 	}
-	if len(onServer) == 0 {
-		return nil, fmt.Errorf("server %s has no port with address %s", serverID, fixedIP)
-	}
-	port := onServer[0].ID
 	switch fip.PortID {
 	case port:
 		return fip, nil
